@@ -1,0 +1,87 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "a11yd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "a11yd", targets: ["a11yd"]),
+        .executable(name: "a11ysay", targets: ["a11ysay"]),
+        .library(name: "A11yCore", targets: ["A11yCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+    ],
+    targets: [
+        // Pure Swift: queue, priorities, utterances, events. No C, no I/O.
+        .target(
+            name: "A11yCore",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+        ),
+
+        // Thin C edges.
+        .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
+        .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
+
+        // eSpeak-NG behind A11yCore's SpeechEngine protocol.
+        .target(name: "A11yEngine", dependencies: ["A11yCore", "CEspeakNG"]),
+        // libpulse behind A11yCore's AudioOutput protocol.
+        .target(name: "A11yAudio", dependencies: ["A11yCore", "CPulse"]),
+
+        // JSON Lines protocol v1, shared by the daemon and its clients.
+        .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
+
+        .target(
+            name: "A11yDaemon",
+            dependencies: [
+                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "a11yd",
+            dependencies: [
+                "A11yDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "a11ysay",
+            dependencies: [
+                "A11yProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+
+        // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
+        .target(
+            name: "A11yTestSupport",
+            dependencies: ["A11yCore", "CPulse"],
+            path: "Sources/A11yTestSupport"
+        ),
+
+        .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
+        .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
+        .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
+        .testTarget(
+            name: "A11yIntegrationTests",
+            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11yTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

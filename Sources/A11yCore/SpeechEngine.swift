@@ -1,0 +1,101 @@
+/// What the engine is asked to say: one or more segments, each with its own voice and its
+/// own place in the client's text (so word events can point back into what the client sent).
+public struct SynthesisRequest: Sendable, Equatable {
+    public var segments: [SpeechSegment]
+    /// Words per minute (eSpeak scale, 80...450).
+    public var rate: Int
+    /// 0...100, 50 is the voice's normal pitch.
+    public var pitch: Int
+    /// 0...200, 100 is normal loudness.
+    public var volume: Int
+
+    public init(segments: [SpeechSegment], rate: Int, pitch: Int, volume: Int) {
+        self.segments = segments
+        self.rate = rate
+        self.pitch = pitch
+        self.volume = volume
+    }
+}
+
+public struct SpeechSegment: Sendable, Equatable {
+    public enum Content: Sendable, Equatable {
+        /// Plain text, spoken literally: no markup of any kind is interpreted.
+        case text(String)
+        /// eSpeak phoneme mnemonics for the voice (what goes between `[[` and `]]`).
+        case phonemes(String)
+    }
+
+    public var content: Content
+    /// The eSpeak voice name to use (already resolved, e.g. "fr", "en-us").
+    public var voice: String
+    /// Where this segment starts in the client's text, in Unicode scalars.
+    public var sourceStart: Int
+    /// How many Unicode scalars of the client's text this segment stands for.
+    public var sourceLength: Int
+
+    public init(content: Content, voice: String, sourceStart: Int, sourceLength: Int) {
+        self.content = content
+        self.voice = voice
+        self.sourceStart = sourceStart
+        self.sourceLength = sourceLength
+    }
+}
+
+/// A word about to be heard: `frame` is where its audio starts within the utterance's PCM,
+/// `start` and `length` locate it in the client's text, in Unicode scalars.
+public struct WordMark: Sendable, Equatable {
+    public var frame: Int
+    public var start: Int
+    public var length: Int
+
+    public init(frame: Int, start: Int, length: Int) {
+        self.frame = frame
+        self.start = start
+        self.length = length
+    }
+}
+
+/// A piece of an utterance's audio as the engine produces it, with the words that begin in it.
+/// Frames in `words` count from the start of the utterance, not of the chunk.
+public struct SynthesisChunk: Sendable, Equatable {
+    public var samples: [Int16]
+    public var words: [WordMark]
+
+    public init(samples: [Int16], words: [WordMark] = []) {
+        self.samples = samples
+        self.words = words
+    }
+}
+
+public struct VoiceInfo: Sendable, Equatable, Codable {
+    /// The name to pass back in `SpeechSegment.voice`.
+    public var identifier: String
+    /// A human name ("French (France)").
+    public var name: String
+    /// Languages the voice speaks, most preferred first, lower-case BCP 47-like ("fr-fr", "en-us").
+    public var languages: [String]
+
+    public init(identifier: String, name: String, languages: [String]) {
+        self.identifier = identifier
+        self.name = name
+        self.languages = languages
+    }
+}
+
+/// A speech synthesizer. Implementations own whatever threads their library needs; callers may
+/// call from any task. Cancelling the task that iterates a synthesis stream aborts it promptly.
+public protocol SpeechEngine: Sendable {
+    /// The format of every chunk this engine produces.
+    var format: AudioFormat { get }
+
+    /// Renders the request. The stream yields chunks as soon as they exist (the first within a
+    /// few milliseconds), then finishes; it throws `SpeechError` (`engine_failed`) on failure.
+    func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error>
+
+    /// Every installed voice.
+    func voices() async -> [VoiceInfo]
+
+    /// The voice for a language tag in BCP 47 ("fr", "en-GB") or POSIX ("en_US.UTF-8") form.
+    /// Throws `SpeechError` with code `unknown_voice` when nothing fits.
+    func resolveVoice(language: String) async throws -> String
+}

@@ -1,0 +1,2 @@
+// Filled by the engine work: EspeakEngine conforms to A11yCore.SpeechEngine.
+import A11yCore

@@ -1,0 +1,2 @@
+// Test helpers shared by the test targets.
+import A11yCore

@@ -1,0 +1,2 @@
+#include <pulse/pulseaudio.h>
+#include <pulse/thread-mainloop.h>

@@ -29,9 +29,15 @@ let package = Package(
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
 
         // eSpeak-NG behind A11yCore's SpeechEngine protocol.
-        .target(name: "A11yEngine", dependencies: ["A11yCore", "CEspeakNG"]),
+        .target(
+            name: "A11yEngine",
+            dependencies: ["A11yCore", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+        ),
         // libpulse behind A11yCore's AudioOutput protocol.
-        .target(name: "A11yAudio", dependencies: ["A11yCore", "CPulse"]),
+        .target(
+            name: "A11yAudio",
+            dependencies: ["A11yCore", "CPulse", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // JSON Lines protocol v1, shared by the daemon and its clients.
         .target(name: "A11yProtocol", dependencies: ["A11yCore"]),

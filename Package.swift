@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "a11yd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "a11yd", targets: ["a11yd"]),
         .executable(name: "a11ysay", targets: ["a11ysay"]),

@@ -1,0 +1,182 @@
+/// Plays one item: synthesises it, feeds the output, and reports each word when it is heard.
+///
+/// It lives for one item. The coordinator cancels its task to cut it off, and asks it to pause
+/// or resume; everything else it decides from what the output reports.
+actor ItemPlayer {
+    enum Report: Sendable {
+        case word(start: Int, length: Int)
+        case pausedAtWord
+    }
+
+    /// Pause and resume requests, applied strictly in the order they were made.
+    enum Control: Sendable {
+        case pause(PauseBoundary)
+        case resume
+    }
+
+    private let item: SpeechItem
+    private let engine: any SpeechEngine
+    private let output: any AudioOutput
+    private let clock: any Clock<Duration>
+    private let settings: SpeechCoordinator.Configuration
+    private let report: @Sendable (Report) async -> Void
+    private let controls: AsyncStream<Control>
+
+    /// Words synthesised but not yet heard, in order.
+    private var unheardWords: [WordMark] = []
+    private var framesAppended = 0
+    private var synthesisEnded = false
+    private var synthesisError: SpeechError?
+    /// The frame a word pause holds at, once chosen.
+    private var holdFrame: Int?
+    private var wantsWordPause = false
+    private var pausedAtWordReported = false
+
+    init(
+        item: SpeechItem, engine: any SpeechEngine, output: any AudioOutput, clock: any Clock<Duration>,
+        settings: SpeechCoordinator.Configuration, controls: AsyncStream<Control>,
+        report: @escaping @Sendable (Report) async -> Void
+    ) {
+        self.controls = controls
+        self.item = item
+        self.engine = engine
+        self.output = output
+        self.clock = clock
+        self.settings = settings
+        self.report = report
+    }
+
+    func run() async -> SpeechQueue.PlaybackOutcome {
+        let format = engine.format
+        await output.begin(format: format)
+        var offset = 0
+        if item.playsEarcon && settings.earcon {
+            var earcon = Earcon.screenChanged(format: format)
+            earcon += [Int16](repeating: 0, count: format.frames(milliseconds: 60))
+            offset = earcon.count
+            await output.append(earcon)
+            framesAppended = offset
+        }
+        let feeder = Task { await self.feed(offset: offset) }
+        let controller = Task {
+            for await control in controls {
+                switch control {
+                case .pause(let boundary): await self.pause(at: boundary)
+                case .resume: await self.resume()
+                }
+            }
+        }
+        defer {
+            feeder.cancel()
+            controller.cancel()
+        }
+
+        var disconnectedSince: ContinuousClock.Instant?
+        while true {
+            if Task.isCancelled { return await cutOff(feeder) }
+            let progress = await output.progress()
+            await announceWords(heardUpTo: progress.playedFrames)
+
+            if let error = synthesisError {
+                await output.cancel()
+                return .failed(error)
+            }
+            if let hold = holdFrame, progress.playedFrames >= hold, !pausedAtWordReported {
+                pausedAtWordReported = true
+                await output.setPaused(true)
+                await report(.pausedAtWord)
+            }
+            if synthesisEnded, holdFrame == nil, progress.isFinished {
+                await announceWords(heardUpTo: .max)
+                return .completed
+            }
+            if progress.isConnected {
+                disconnectedSince = nil
+            } else if let since = disconnectedSince {
+                if since.duration(to: .now) > settings.audioReconnectGrace {
+                    await output.cancel()
+                    return .failed(SpeechError(.audioUnavailable, "the sound server went away and did not come back"))
+                }
+            } else {
+                disconnectedSince = .now
+            }
+            do {
+                try await clock.sleep(for: settings.pollInterval)
+            } catch {
+                return await cutOff(feeder)
+            }
+        }
+    }
+
+    private func cutOff(_ feeder: Task<Void, Never>) async -> SpeechQueue.PlaybackOutcome {
+        feeder.cancel()
+        await output.cancel()
+        return .cancelled
+    }
+
+    private func feed(offset: Int) async {
+        do {
+            for try await chunk in engine.synthesize(item.synthesis) {
+                if Task.isCancelled { return }
+                unheardWords += chunk.words.map { WordMark(frame: $0.frame + offset, start: $0.start, length: $0.length) }
+                framesAppended += chunk.samples.count
+                await output.append(chunk.samples)
+                if wantsWordPause && holdFrame == nil { await chooseHold() }
+            }
+            if Task.isCancelled { return }
+            await output.end()
+            synthesisEnded = true
+        } catch let error as SpeechError {
+            synthesisError = error
+        } catch is CancellationError {
+            return
+        } catch {
+            synthesisError = SpeechError(.engineFailed, "\(error)")
+        }
+    }
+
+    private func announceWords(heardUpTo played: Int) async {
+        while let word = unheardWords.first, word.frame <= played {
+            unheardWords.removeFirst()
+            await report(.word(start: word.start, length: word.length))
+        }
+    }
+
+    // MARK: - Controls
+
+    private func pause(at boundary: PauseBoundary) async {
+        switch boundary {
+        case .immediate:
+            if holdFrame != nil { await output.hold(at: nil) }
+            holdFrame = nil
+            wantsWordPause = false
+            await output.setPaused(true)
+        case .word:
+            wantsWordPause = true
+            await chooseHold()
+        }
+    }
+
+    private func resume() async {
+        wantsWordPause = false
+        pausedAtWordReported = false
+        if holdFrame != nil {
+            holdFrame = nil
+            await output.hold(at: nil)
+        }
+        await output.setPaused(false)
+    }
+
+    /// Holds at the start of the first word that the server has not been given yet. Audio already
+    /// written to the server (up to `serverBuffer` ahead of what is heard) cannot be taken back,
+    /// so a word starting inside that window is let through and the pause falls after it.
+    private func chooseHold() async {
+        let progress = await output.progress()
+        let earliest = progress.playedFrames + engine.format.frames(milliseconds: settings.serverBufferMilliseconds)
+        if let word = unheardWords.first(where: { $0.frame >= earliest }) {
+            holdFrame = word.frame
+            await output.hold(at: word.frame)
+        }
+        // No word boundary ahead (yet): the item plays out and the pause holds before the next item.
+    }
+}

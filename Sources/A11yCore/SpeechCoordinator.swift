@@ -1,0 +1,156 @@
+/// Runs the queue for real: applies `SpeechQueue`'s effects to an engine and an output, one
+/// item at a time, and publishes every event on `events`.
+public actor SpeechCoordinator {
+    public struct Configuration: Sendable {
+        /// Most items waiting at once (config `queue_limit`).
+        public var pendingLimit: Int = 100
+        /// Play the earcon before `screenChanged` items (config `earcon`).
+        public var earcon: Bool = true
+        /// How often playback progress is read (word events, pause at word, completion).
+        public var pollInterval: Duration = .milliseconds(5)
+        /// How far ahead of what is heard the server may already hold audio.
+        public var serverBufferMilliseconds: Int = 80
+        /// How long an item waits for a lost sound server to come back before it fails.
+        public var audioReconnectGrace: Duration = .seconds(3)
+
+        public init() {}
+    }
+
+    /// What `status` reports.
+    public struct Snapshot: Sendable, Equatable {
+        public var state: SpeechQueue.State
+        public var current: SpeechItem?
+        public var pending: [SpeechItem]
+    }
+
+    private var queue: SpeechQueue
+    private let engine: any SpeechEngine
+    private let output: any AudioOutput
+    private let clock: any Clock<Duration>
+    private let configuration: Configuration
+    private var player: (id: UtteranceID, controls: AsyncStream<ItemPlayer.Control>.Continuation, task: Task<Void, Never>)?
+    private var nextID: UInt64 = 1
+    private var isShutDown = false
+
+    /// Every event of every item, in the order they happen. One consumer.
+    public nonisolated let events: AsyncStream<SpeechEvent>
+    private let eventSink: AsyncStream<SpeechEvent>.Continuation
+
+    public init(
+        engine: any SpeechEngine, output: any AudioOutput, configuration: Configuration = .init(),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        self.engine = engine
+        self.output = output
+        self.configuration = configuration
+        self.clock = clock
+        self.queue = SpeechQueue(pendingLimit: configuration.pendingLimit)
+        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// A fresh id for an item about to be posted.
+    public func makeID() -> UtteranceID {
+        defer { nextID += 1 }
+        return UtteranceID(rawValue: nextID)
+    }
+
+    /// Accepts an item. Its life is then told on `events`, ending with exactly one `finished`.
+    public func post(_ item: SpeechItem) {
+        if isShutDown {
+            eventSink.yield(.finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"))
+            return
+        }
+        apply(queue.post(item))
+    }
+
+    /// Several items at once, applied as one step (lines that arrived together).
+    public func post(_ items: [SpeechItem]) {
+        for item in items { post(item) }
+    }
+
+    @discardableResult
+    public func pause(at boundary: PauseBoundary) -> Bool {
+        let (effective, effects) = queue.pause(at: boundary)
+        apply(effects)
+        return effective
+    }
+
+    @discardableResult
+    public func resume() -> Bool {
+        let (effective, effects) = queue.resume()
+        apply(effects)
+        return effective
+    }
+
+    @discardableResult
+    public func stop() -> Bool {
+        let (effective, effects) = queue.stop()
+        apply(effects)
+        return effective
+    }
+
+    public func status() -> Snapshot {
+        Snapshot(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
+    }
+
+    /// Stops everything, waits until the current item has ended, and refuses new items (each
+    /// still gets its `finished`, so the event stream stays open).
+    public func shutDown() async {
+        isShutDown = true
+        apply(queue.stop(reason: .stopped).effects)
+        while let task = player?.task { await task.value }
+    }
+
+    // MARK: - Effects
+
+    private func apply(_ effects: [SpeechQueue.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .play(let item):
+                startPlayer(for: item)
+            case .cancelPlayback(let id):
+                if let player, player.id == id {
+                    player.controls.finish()
+                    player.task.cancel()
+                }
+            case .pausePlayback(let id, let boundary):
+                if let player, player.id == id { player.controls.yield(.pause(boundary)) }
+            case .resumePlayback(let id):
+                if let player, player.id == id { player.controls.yield(.resume) }
+            case .emit(let event):
+                eventSink.yield(event)
+            }
+        }
+    }
+
+    private func startPlayer(for item: SpeechItem) {
+        let id = item.id
+        let (controls, controlSink) = AsyncStream.makeStream(of: ItemPlayer.Control.self)
+        let itemPlayer = ItemPlayer(
+            item: item, engine: engine, output: output, clock: clock, settings: configuration,
+            controls: controls,
+            report: { [weak self] report in await self?.playerReported(report, for: id) }
+        )
+        let task = Task {
+            let outcome = await itemPlayer.run()
+            self.playerEnded(id, outcome)
+        }
+        player = (id, controlSink, task)
+    }
+
+    private func playerReported(_ report: ItemPlayer.Report, for id: UtteranceID) {
+        guard queue.current?.item.id == id else { return }
+        switch report {
+        case .word(let start, let length):
+            if case .stopping = queue.current?.phase { return }
+            eventSink.yield(.word(id, start: start, length: length))
+        case .pausedAtWord:
+            apply(queue.playbackPaused(id))
+        }
+    }
+
+    private func playerEnded(_ id: UtteranceID, _ outcome: SpeechQueue.PlaybackOutcome) {
+        if player?.id == id { player = nil }
+        apply(queue.playbackEnded(id, outcome))
+    }
+}

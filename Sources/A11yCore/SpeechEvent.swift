@@ -1,0 +1,42 @@
+/// Why an item ended. Every accepted item ends exactly once, with one of these.
+public enum FinishReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Spoken to the end.
+    case spoken
+    /// Cut off while speaking by a newer item (not resumed, as on iOS).
+    case interrupted
+    /// Removed before it started: a `screenChanged` or a newer `pageScrolled` made it moot.
+    case flushed
+    /// Ended by a `stop` (or by the daemon shutting down).
+    case stopped
+    /// Removed before it started because the queue was full.
+    case dropped
+    /// The engine or the sound server failed; `message` says how.
+    case error
+
+    public var isSuccessful: Bool { self == .spoken }
+}
+
+/// Where a pause takes effect.
+public enum PauseBoundary: String, Sendable, Hashable, Codable {
+    /// Silence now, mid-word if need be.
+    case immediate
+    /// At the end of the word being spoken.
+    case word
+}
+
+/// What clients hear about an item's life.
+public enum SpeechEvent: Sendable, Equatable {
+    case started(UtteranceID)
+    /// A word is about to be heard; `start`/`length` in Unicode scalars of the posted text.
+    case word(UtteranceID, start: Int, length: Int)
+    case paused(UtteranceID)
+    case resumed(UtteranceID)
+    case finished(UtteranceID, text: String, reason: FinishReason, message: String?)
+
+    public var utterance: UtteranceID {
+        switch self {
+        case .started(let id), .word(let id, _, _), .paused(let id), .resumed(let id): id
+        case .finished(let id, _, _, _): id
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import DequeModule
+
+/// The VoiceOver rules, as a pure state machine.
+///
+/// It decides what speaks, what waits, what is cut and what is thrown away, and says so as a list
+/// of `Effect`s; it never touches audio itself. Every item it accepts leaves it through exactly one
+/// `.finished` event. The rules are written out in docs/semantics.md.
+public struct SpeechQueue: Sendable {
+    /// What the caller must do after a transition, in order.
+    public enum Effect: Sendable, Equatable {
+        /// Start playing this item (it is now `current`).
+        case play(SpeechItem)
+        /// Cut the current item's audio; report back with `playbackEnded`.
+        case cancelPlayback(UtteranceID)
+        /// Pause the current item's audio at this boundary; for `.word` report back with `playbackPaused`.
+        case pausePlayback(UtteranceID, PauseBoundary)
+        /// Continue the current item's audio where it stopped (also cancels a pending word pause).
+        case resumePlayback(UtteranceID)
+        /// Tell clients.
+        case emit(SpeechEvent)
+    }
+
+    /// How playback of an item ended, as the player reports it.
+    public enum PlaybackOutcome: Sendable, Equatable {
+        case completed
+        case cancelled
+        case failed(SpeechError)
+    }
+
+    public enum CurrentPhase: Sendable, Equatable {
+        case speaking
+        /// Asked to pause at the next word boundary; audio is still running.
+        case pausingAtWord
+        case paused
+        /// Audio is being cut; the item ends with this reason once playback reports back.
+        case stopping(FinishReason)
+    }
+
+    public struct Current: Sendable, Equatable {
+        public var item: SpeechItem
+        public var phase: CurrentPhase
+    }
+
+    public enum State: String, Sendable, Equatable {
+        case idle, speaking, paused
+    }
+
+    public private(set) var current: Current?
+    public private(set) var pending: Deque<SpeechItem> = []
+    /// Set by `pause` and cleared by `resume` or `stop`: while set nothing new starts.
+    public private(set) var isPaused = false
+    /// Most items allowed to wait at once; beyond it the lowest-priority oldest one is dropped.
+    public var pendingLimit: Int
+
+    public init(pendingLimit: Int = 100) {
+        self.pendingLimit = max(1, pendingLimit)
+    }
+
+    public var state: State {
+        if isPaused { return .paused }
+        return current == nil ? .idle : .speaking
+    }
+
+    // MARK: - Posting
+
+    public mutating func post(_ item: SpeechItem) -> [Effect] {
+        var effects: [Effect] = []
+
+        // A newer page-scroll position makes an older one moot, pending or speaking.
+        if item.kind == .pageScrolled {
+            effects += removePending(reason: .flushed) { $0.kind == .pageScrolled }
+        }
+        // A new screen makes everything said about the old one moot.
+        if item.kind == .screenChanged {
+            effects += removePending(reason: .flushed) { $0.priority < item.priority }
+        }
+
+        if let current, !isPaused, case .speaking = current.phase, interrupts(item, current.item) {
+            self.current?.phase = .stopping(.interrupted)
+            effects.append(.cancelPlayback(current.item.id))
+        }
+
+        effects += insert(item)
+        effects += startNextIfIdle()
+        return effects
+    }
+
+    /// Whether `item`, arriving now, cuts off `speaking`.
+    private func interrupts(_ item: SpeechItem, _ speaking: SpeechItem) -> Bool {
+        if item.kind == .pageScrolled && speaking.kind == .pageScrolled { return true }
+        return !item.queued && speaking.priority <= item.priority
+    }
+
+    /// Queued items go behind everything of their priority or above; the others in front of
+    /// their priority class, so that they are next.
+    private mutating func insert(_ item: SpeechItem) -> [Effect] {
+        var effects: [Effect] = []
+        if pending.count >= pendingLimit {
+            // The lowest-priority oldest item gives way, and that may be the newcomer itself.
+            let lowest = min(item.priority, pending.map(\.priority).min() ?? item.priority)
+            if let index = pending.firstIndex(where: { $0.priority == lowest }) {
+                effects.append(finish(pending.remove(at: index), .dropped))
+            } else {
+                return [finish(item, .dropped)]
+            }
+        }
+        let index: Int
+        if item.queued {
+            index = pending.lastIndex(where: { $0.priority >= item.priority }).map { $0 + 1 } ?? 0
+        } else {
+            index = pending.firstIndex(where: { $0.priority <= item.priority }) ?? pending.count
+        }
+        pending.insert(item, at: index)
+        return effects
+    }
+
+    // MARK: - Controls
+
+    /// Returns whether the pause took effect (false when nothing was speaking).
+    public mutating func pause(at boundary: PauseBoundary) -> (effective: Bool, effects: [Effect]) {
+        guard let current else { return (false, []) }
+        switch (current.phase, boundary) {
+        case (.speaking, .immediate), (.pausingAtWord, .immediate):
+            self.current?.phase = .paused
+            isPaused = true
+            return (true, [.pausePlayback(current.item.id, .immediate), .emit(.paused(current.item.id))])
+        case (.speaking, .word):
+            self.current?.phase = .pausingAtWord
+            isPaused = true
+            return (true, [.pausePlayback(current.item.id, .word)])
+        case (.pausingAtWord, .word), (.paused, _), (.stopping, _):
+            return (false, [])
+        }
+    }
+
+    /// The player reached the word boundary it was asked to pause at.
+    public mutating func playbackPaused(_ id: UtteranceID) -> [Effect] {
+        guard let current, current.item.id == id, current.phase == .pausingAtWord else { return [] }
+        self.current?.phase = .paused
+        return [.emit(.paused(id))]
+    }
+
+    /// Returns whether there was anything to resume.
+    public mutating func resume() -> (effective: Bool, effects: [Effect]) {
+        guard isPaused else { return (false, []) }
+        isPaused = false
+        guard let current else { return (true, startNextIfIdle()) }
+        switch current.phase {
+        case .paused:
+            self.current?.phase = .speaking
+            return (true, [.resumePlayback(current.item.id), .emit(.resumed(current.item.id))])
+        case .pausingAtWord:
+            // The pause had not been heard yet: cancel it quietly.
+            self.current?.phase = .speaking
+            return (true, [.resumePlayback(current.item.id)])
+        case .speaking, .stopping:
+            return (true, [])
+        }
+    }
+
+    /// Ends the current item and every pending one with `reason` (`.stopped` for a client's stop).
+    /// Returns whether anything was stopped.
+    public mutating func stop(reason: FinishReason = .stopped) -> (effective: Bool, effects: [Effect]) {
+        var effects = removePending(reason: reason) { _ in true }
+        isPaused = false
+        if let current {
+            if case .stopping = current.phase {
+                // Already being cut: the reason it was cut for stands.
+            } else {
+                self.current?.phase = .stopping(reason)
+                effects.append(.cancelPlayback(current.item.id))
+            }
+        }
+        return (!effects.isEmpty, effects)
+    }
+
+    // MARK: - Player reports
+
+    /// The player is done with `id`, for whatever reason. Starts the next item if nothing holds it.
+    public mutating func playbackEnded(_ id: UtteranceID, _ outcome: PlaybackOutcome) -> [Effect] {
+        guard let current, current.item.id == id else { return [] }
+        self.current = nil
+        let ending: Effect
+        switch (outcome, current.phase) {
+        case (.completed, _):
+            // Even if it was being cut, it got to the end first.
+            ending = finish(current.item, .spoken)
+        case (.failed(let error), _):
+            ending = finish(current.item, .error, message: error.message)
+        case (.cancelled, .stopping(let reason)):
+            ending = finish(current.item, reason)
+        case (.cancelled, _):
+            ending = finish(current.item, .error, message: "playback was cancelled unexpectedly")
+        }
+        if case .pausingAtWord = current.phase {
+            // It ended before reaching a word boundary: the pause now holds before the next item.
+            return [ending, .emit(.paused(id))]
+        }
+        return [ending] + startNextIfIdle()
+    }
+
+    // MARK: - Helpers
+
+    private mutating func startNextIfIdle() -> [Effect] {
+        guard current == nil, !isPaused, let next = pending.popFirst() else { return [] }
+        current = Current(item: next, phase: .speaking)
+        return [.play(next), .emit(.started(next.id))]
+    }
+
+    private mutating func removePending(
+        reason: FinishReason, where shouldRemove: (SpeechItem) -> Bool
+    ) -> [Effect] {
+        var effects: [Effect] = []
+        var kept: Deque<SpeechItem> = []
+        for item in pending {
+            if shouldRemove(item) {
+                effects.append(finish(item, reason))
+            } else {
+                kept.append(item)
+            }
+        }
+        pending = kept
+        return effects
+    }
+
+    private func finish(_ item: SpeechItem, _ reason: FinishReason, message: String? = nil) -> Effect {
+        .emit(.finished(item.id, text: item.text, reason: reason, message: message ?? reason.defaultMessage))
+    }
+}
+
+extension FinishReason {
+    /// A sentence clients can log or show, so that no `finished` arrives without a why.
+    var defaultMessage: String? {
+        switch self {
+        case .spoken: nil
+        case .interrupted: "interrupted by a newer item of the same or higher priority"
+        case .flushed: "made moot by a screen change or a newer page scroll before it started"
+        case .stopped: "stopped"
+        case .dropped: "the queue was full; the lowest-priority oldest item was dropped"
+        case .error: "speech failed"
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import A11yCore
+import Synchronization
+
+func request(_ text: String) -> SynthesisRequest {
+    SynthesisRequest(
+        segments: [SpeechSegment(content: .text(text), voice: "fr", sourceStart: 0, sourceLength: text.unicodeScalars.count)],
+        rate: 175, pitch: 50, volume: 100)
+}
+
+func item(
+    _ id: UInt64, _ kind: NotificationKind = .announcement, priority: Priority? = nil, queued: Bool = false,
+    text: String? = nil
+) -> SpeechItem {
+    SpeechItem(
+        id: UtteranceID(rawValue: id), kind: kind, priority: priority, queued: queued,
+        text: text ?? "item \(id)", playsEarcon: kind == .screenChanged, synthesis: request(text ?? "item \(id)"))
+}
+
+/// An engine that "speaks" every word of the text as 100 frames of a constant sample.
+struct FakeEngine: SpeechEngine {
+    var format: AudioFormat { AudioFormat(sampleRate: 1000) }
+    var failOn: String?
+
+    func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        AsyncThrowingStream { continuation in
+            var frame = 0
+            for segment in request.segments {
+                guard case .text(let text) = segment.content else { continue }
+                if text == failOn {
+                    continuation.finish(throwing: SpeechError(.engineFailed, "fake failure"))
+                    return
+                }
+                var offset = 0
+                for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+                    let length = word.unicodeScalars.count
+                    continuation.yield(SynthesisChunk(
+                        samples: [Int16](repeating: 1000, count: 100),
+                        words: [WordMark(frame: frame, start: segment.sourceStart + offset, length: length)]))
+                    frame += 100
+                    offset += length + 1
+                }
+            }
+            continuation.finish()
+        }
+    }
+
+    func voices() async -> [VoiceInfo] { [VoiceInfo(identifier: "fr", name: "French", languages: ["fr"])] }
+    func resolveVoice(language: String) async throws -> String { "fr" }
+}
+
+/// An output whose playhead moves only when the test says so (`advance`), or at once (`instant`).
+final class FakeOutput: AudioOutput {
+    struct State {
+        var appended = 0
+        var played = 0
+        var ended = false
+        var paused = false
+        var hold: Int?
+        var tracks = 0
+        var cancels = 0
+        var connected = true
+        var log: [String] = []
+    }
+    let state: Mutex<State>
+    let instant: Bool
+
+    init(instant: Bool) {
+        self.instant = instant
+        state = Mutex(State())
+    }
+
+    func begin(format: AudioFormat) async {
+        state.withLock { $0 = State(tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected, log: $0.log + ["begin"]) }
+    }
+    func append(_ samples: [Int16]) async {
+        state.withLock {
+            $0.appended += samples.count
+            if instant && !$0.paused { $0.played = min($0.appended, $0.hold ?? .max) }
+        }
+    }
+    func end() async { state.withLock { $0.ended = true; $0.log.append("end") } }
+    func hold(at frame: Int?) async { state.withLock { $0.hold = frame; $0.log.append("hold \(frame.map(String.init) ?? "nil")") } }
+    func setPaused(_ paused: Bool) async {
+        state.withLock {
+            $0.paused = paused
+            $0.log.append(paused ? "cork" : "uncork")
+            if instant && !paused { $0.played = min($0.appended, $0.hold ?? .max) }
+        }
+    }
+    func cancel() async { state.withLock { $0.cancels += 1; $0.appended = 0; $0.played = 0; $0.log.append("cancel") } }
+    func progress() async -> PlaybackProgress {
+        state.withLock {
+            let limit = $0.hold ?? $0.appended
+            return PlaybackProgress(
+                playedFrames: $0.played, appendedFrames: $0.appended,
+                isFinished: $0.ended ? $0.played >= $0.appended : ($0.hold != nil && $0.played >= limit),
+                isConnected: $0.connected)
+        }
+    }
+
+    /// Moves the playhead, as the server would, unless paused.
+    func advance(by frames: Int) {
+        state.withLock {
+            guard !$0.paused else { return }
+            $0.played = min($0.played + frames, $0.hold ?? $0.appended, $0.appended)
+        }
+    }
+}
+
+/// A clock whose sleeps return at once (after letting other tasks run): no real waiting in tests.
+struct ImmediateClock: Clock {
+    typealias Duration = Swift.Duration
+    struct Instant: InstantProtocol {
+        var offset: Swift.Duration
+        func advanced(by duration: Swift.Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Swift.Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+    var now: Instant { Instant(offset: .zero) }
+    var minimumResolution: Swift.Duration { .zero }
+    func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
+        try Task.checkCancellation()
+        await Task.yield()
+        try Task.checkCancellation()
+    }
+}
+
+/// Collects a coordinator's events until a condition holds.
+actor EventLog {
+    private(set) var events: [SpeechEvent] = []
+    private var waiters: [(condition: @Sendable ([SpeechEvent]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func record(_ event: SpeechEvent) {
+        events.append(event)
+        waiters.removeAll { waiter in
+            if waiter.condition(events) { waiter.continuation.resume(); return true }
+            return false
+        }
+    }
+
+    func wait(until condition: @escaping @Sendable ([SpeechEvent]) -> Bool) async {
+        if condition(events) { return }
+        await withCheckedContinuation { waiters.append((condition, $0)) }
+    }
+
+    func finishedCount() -> Int { events.filter { if case .finished = $0 { true } else { false } }.count }
+}
+
+extension Array where Element == SpeechEvent {
+    func finishes() -> [(UInt64, FinishReason)] {
+        compactMap { if case .finished(let id, _, let reason, _) = $0 { (id.rawValue, reason) } else { nil } }
+    }
+    func count(finished: Int) -> Bool { finishes().count >= finished }
+}

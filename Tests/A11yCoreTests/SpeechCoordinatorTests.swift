@@ -1,0 +1,161 @@
+import A11yCore
+import Testing
+
+/// The coordinator against a fake engine and output, with a clock that never really sleeps.
+@Suite struct SpeechCoordinatorTests {
+    func makeCoordinator(instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100)
+        -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>)
+    {
+        let output = FakeOutput(instant: instant)
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.pendingLimit = limit
+        configuration.serverBufferMilliseconds = 0
+        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        return (coordinator, output, log, pump)
+    }
+
+    /// Lets the fake server play until `count` items have finished (controls may still be in flight).
+    func playOut(_ output: FakeOutput, _ log: EventLog, until count: Int) async {
+        while await log.finishedCount() < count {
+            output.advance(by: 1000)
+            await Task.yield()
+        }
+    }
+
+    @Test func wordsAreReportedInOrderThenFinishedSpoken() async {
+        let (coordinator, _, log, pump) = makeCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.count(finished: 1) }
+        let events = await log.events
+        let id = UtteranceID(rawValue: 1)
+        #expect(events == [
+            .started(id),
+            .word(id, start: 0, length: 2), .word(id, start: 3, length: 4), .word(id, start: 8, length: 5),
+            .finished(id, text: "un deux trois", reason: .spoken, message: nil),
+        ])
+    }
+
+    @Test func wordsAreReportedWhenHeardNotWhenSynthesised() async throws {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 0, length: 2)) }
+        // Everything is synthesised at once, but nothing past the first word was heard yet.
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await log.events.filter { if case .word = $0 { true } else { false } }.count == 1)
+        output.advance(by: 150)
+        await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 3, length: 4)) }
+        await playOut(output, log, until: 1)
+        #expect(await log.events.last == .finished(UtteranceID(rawValue: 1), text: "un deux trois", reason: .spoken, message: nil))
+    }
+
+    @Test func interruptionCutsTheOutputBeforeTheNextItemBegins() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await coordinator.post(item(2, text: "quatre"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 2))) }
+        await playOut(output, log, until: 2)
+        #expect(await log.events.finishes().map(\.1) == [.interrupted, .spoken])
+        let trail = output.state.withLock { $0.log }
+        #expect(trail.firstIndex(of: "cancel")! < trail.lastIndex(of: "begin")!)
+    }
+
+    @Test func immediatePauseCorksAndResumeUncorksTheSameTrack() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        #expect(await coordinator.pause(at: .immediate))
+        await log.wait { $0.contains(.paused(UtteranceID(rawValue: 1))) }
+        while !output.state.withLock({ $0.paused }) { await Task.yield() }
+        output.advance(by: 1000)  // a paused server plays nothing
+        #expect(output.state.withLock { $0.played } == 0)
+        #expect(await coordinator.resume())
+        await playOut(output, log, until: 1)
+        #expect(output.state.withLock { $0.tracks } == 1, "resumed, not restarted")
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
+    }
+
+    @Test func wordPauseHoldsAtTheNextWordAndResumeGoesOnFromIt() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        let id = UtteranceID(rawValue: 1)
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
+        output.advance(by: 50)  // mid "un"
+        #expect(await coordinator.pause(at: .word))
+        while output.state.withLock({ $0.hold }) == nil { await Task.yield() }
+        #expect(output.state.withLock { $0.hold } == 100, "holds at the start of 'deux'")
+        output.advance(by: 1000)
+        await log.wait { $0.contains(.paused(id)) }
+        #expect(output.state.withLock { $0.played } == 100)
+        #expect(await coordinator.resume())
+        await playOut(output, log, until: 1)
+        let words = await log.events.compactMap { if case .word(_, let start, _) = $0 { start } else { nil } }
+        #expect(words == [0, 3, 8])
+    }
+
+    @Test func manyPausesAndResumesNeverWedge() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        for n in 0..<200 {
+            #expect(await coordinator.pause(at: n % 3 == 0 ? .word : .immediate))
+            #expect(await coordinator.resume())
+        }
+        for _ in 0..<20 { await Task.yield() }
+        await playOut(output, log, until: 1)
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
+        #expect(await coordinator.status().state == .idle)
+    }
+
+    @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
+        let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "casse"))
+        await coordinator.post(item(2, queued: true, text: "bien"))
+        await log.wait { $0.count(finished: 2) }
+        let events = await log.events
+        #expect(events.finishes().map(\.1) == [.error, .spoken])
+        #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
+    }
+
+    @Test func screenChangePlaysTheEarconBeforeTheWords() async {
+        let (coordinator, output, log, pump) = makeCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, .screenChanged, text: "accueil"))
+        await log.wait { $0.count(finished: 1) }
+        // 150 ms of earcon and 60 ms of gap at the fake's 1 kHz, then one 100-frame word.
+        #expect(output.state.withLock { $0.appended } == 150 + 60 + 100)
+    }
+
+    @Test func statusReportsCurrentAndPending() async {
+        let (coordinator, _, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1))
+        await coordinator.post(item(2, queued: true))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        let status = await coordinator.status()
+        #expect(status.state == .speaking)
+        #expect(status.current?.id.rawValue == 1)
+        #expect(status.pending.map(\.id.rawValue) == [2])
+    }
+
+    @Test func shutDownFinishesEverythingAndRefusesNewItems() async {
+        let (coordinator, _, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1))
+        await coordinator.post(item(2, queued: true))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await coordinator.shutDown()
+        await coordinator.post(item(3))
+        await log.wait { $0.count(finished: 3) }
+        #expect(await log.events.finishes().map(\.1) == [.stopped, .stopped, .stopped])
+    }
+}

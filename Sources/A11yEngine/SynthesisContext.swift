@@ -37,7 +37,8 @@ final class SynthesisContext {
     private var audible = false
     /// Frames yielded to the consumer so far.
     private(set) var producedFrames = 0
-    /// Word marks not yet delivered, with their raw frame.
+    /// Word marks not yet delivered (their audio has not been produced yet), with their raw frame,
+    /// in increasing order.
     private var pendingMarks: [(rawFrame: Int, start: Int, length: Int)] = []
     private var lastMarkFrame = -1
     private var segment: SpeechSegment?
@@ -71,7 +72,7 @@ final class SynthesisContext {
     /// Delivers marks still pending (a segment that made no sound) and ends the stream.
     func finish() {
         if !pendingMarks.isEmpty {
-            continuation.yield(SynthesisChunk(samples: [], words: takeMarks(clampToProduced: true)))
+            continuation.yield(SynthesisChunk(samples: [], words: takeMarks(flushAll: true)))
         }
         continuation.finish()
     }
@@ -115,9 +116,9 @@ final class SynthesisContext {
             rawFramesInSegment += count
         }
 
-        let words = audible ? takeMarks(clampToProduced: false) : []
+        producedFrames += samples.count
+        let words = audible ? takeMarks(flushAll: false) : []
         if !samples.isEmpty || !words.isEmpty {
-            producedFrames += samples.count
             continuation.yield(SynthesisChunk(samples: samples, words: words))
         }
         return cancellation.isCancelled ? 1 : 0
@@ -130,18 +131,29 @@ final class SynthesisContext {
         let sourceEnd = segment.sourceStart + max(segment.sourceLength, 0)
         let start = min(max(segment.sourceStart + position - 1, segment.sourceStart), sourceEnd)
         let length = max(0, min(Int(event.length), sourceEnd - start))
+        // eSpeak sometimes reports a zero-length "word" at the very end: it names no text.
+        guard length > 0 else { return }
         // `sample` counts frames from the start of this espeak_Synth call, i.e. of the segment.
         pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), start, length))
     }
 
-    /// Converts pending marks to utterance frames, keeping them strictly increasing.
-    private func takeMarks(clampToProduced: Bool) -> [WordMark] {
-        defer { pendingMarks.removeAll(keepingCapacity: true) }
-        return pendingMarks.map { mark in
+    /// Takes the pending marks whose frame lies in the audio produced so far (all of them when
+    /// `flushAll`, clamped into the produced audio), as utterance frames, strictly increasing
+    /// except where clamping at the very end makes two marks share the last frame.
+    private func takeMarks(flushAll: Bool) -> [WordMark] {
+        var words: [WordMark] = []
+        var taken = 0
+        for mark in pendingMarks {
             var frame = max(mark.rawFrame - trimmedFrames, 0, lastMarkFrame + 1)
-            if clampToProduced { frame = min(frame, max(producedFrames - 1, 0)) }
+            if frame >= producedFrames {
+                guard flushAll else { break }
+                frame = max(producedFrames - 1, 0)
+            }
             lastMarkFrame = frame
-            return WordMark(frame: frame, start: mark.start, length: mark.length)
+            words.append(WordMark(frame: frame, start: mark.start, length: mark.length))
+            taken += 1
         }
+        pendingMarks.removeFirst(taken)
+        return words
     }
 }

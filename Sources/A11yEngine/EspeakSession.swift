@@ -52,8 +52,9 @@ final class EspeakSession {
     }
 
     /// Selects `name` unless it is already the current voice.
+    /// (eSpeak matches names case-insensitively: "en-us" and "en-US" are the same voice.)
     func selectVoice(_ name: String) throws {
-        if name == currentVoice { return }
+        if let currentVoice, name.lowercased() == currentVoice.lowercased() { return }
         let status = name.withCString { espeak_SetVoiceByName($0) }
         guard status == EE_OK else {
             currentVoice = nil

@@ -1,2 +1,69 @@
-// Filled by the engine work: EspeakEngine conforms to A11yCore.SpeechEngine.
 import A11yCore
+import Logging
+import Synchronization
+
+/// eSpeak-NG (libespeak-ng, in process) behind `SpeechEngine`.
+///
+/// Every libespeak-ng call runs on one dedicated thread shared by the whole process
+/// (`EspeakWorker`): requests from any number of tasks queue there and are served one at a time.
+/// Synthesis runs about 1000x faster than real time and streams PCM while it is produced.
+public final class EspeakEngine: SpeechEngine {
+    public let format: AudioFormat
+    private let logger: Logger
+    private let worker: EspeakWorker
+    /// `resolveVoice` answers by normalised tag.
+    private let resolved = Mutex<[String: String]>([:])
+
+    /// Initializes libespeak-ng (once per process; later engines share it) in synchronous mode.
+    /// - Parameter dataPath: the directory holding `espeak-ng-data`, or nil for the default.
+    /// - Throws: `SpeechError(.engineFailed)` when libespeak-ng cannot start.
+    public init(dataPath: String? = nil, logger: Logger) throws {
+        self.logger = logger
+        self.worker = EspeakWorker.shared
+        let rate = try worker.runAndWait { session in try session.initialize(dataPath: dataPath) }
+        self.format = AudioFormat(sampleRate: rate, channels: 1)
+        logger.debug("eSpeak-NG ready", metadata: ["format": "\(format)"])
+    }
+
+    public func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: SynthesisChunk.self, throwing: (any Error).self)
+        let cancellation = CancellationFlag()
+        continuation.onTermination = { _ in cancellation.cancel() }
+        worker.submit { session in
+            // Dropped while still queued: don't start it.
+            if cancellation.isCancelled {
+                continuation.finish()
+                return
+            }
+            session.synthesize(request, into: continuation, cancellation: cancellation)
+        }
+        return stream
+    }
+
+    public func voices() async -> [VoiceInfo] {
+        (try? await voiceEntries().map(\.info)) ?? []
+    }
+
+    public func resolveVoice(language: String) async throws -> String {
+        let tag = Self.normalize(language: language)
+        if let known = resolved.withLock({ $0[tag] }) { return known }
+        let entries = try await voiceEntries()
+        guard let voice = Self.bestVoice(for: tag, in: entries) else {
+            throw SpeechError(.unknownVoice, "no voice for '\(language)'; run a11ysay --list-voices")
+        }
+        resolved.withLock { $0[tag] = voice }
+        logger.debug("resolved voice", metadata: ["language": "\(language)", "voice": "\(voice)"])
+        return voice
+    }
+
+    /// eSpeak's phoneme mnemonics (`ipa: false`, what `.phonemes` segments take) or IPA for `text`
+    /// as spoken by `voice`, from `espeak_TextToPhonemes`; clauses are joined by spaces.
+    public func phonemes(for text: String, voice: String, ipa: Bool = false) async throws -> String {
+        try await worker.run { session in try session.textToPhonemes(text, voice: voice, ipa: ipa) }
+    }
+
+    private func voiceEntries() async throws -> [VoiceEntry] {
+        try await worker.run { session in try session.voices() }
+    }
+}

@@ -1,0 +1,51 @@
+import A11yCore
+
+extension EspeakEngine {
+    /// "fr_FR.UTF-8@euro" → "fr-fr"; "C" and "POSIX" → "en".
+    static func normalize(language: String) -> String {
+        var tag = Substring(language.trimmingWhitespace())
+        if let at = tag.firstIndex(of: "@") { tag = tag[..<at] }
+        if let dot = tag.firstIndex(of: ".") { tag = tag[..<dot] }
+        let normalized = tag.lowercased().replacingUnderscores()
+        if normalized == "c" || normalized == "posix" || normalized.isEmpty { return "en" }
+        return normalized
+    }
+
+    /// The voice for a normalised tag:
+    /// 1. a voice listing the tag itself ("fr-fr", "pt-br", "en-gb");
+    /// 2. else a voice listing its base language ("fr" for "fr-ca");
+    /// 3. else a voice listing some variant of the base language ("fr-xx" for "fr").
+    /// Among several candidates the lowest eSpeak priority wins, then the listing order.
+    /// For "en" this is eSpeak's reference English voice `en` (British, gmw/en), the same voice
+    /// `espeak-ng -v en` uses; ask for "en-us" to get American English.
+    static func bestVoice(for tag: String, in entries: [VoiceEntry]) -> String? {
+        func best(_ matches: (String) -> Bool) -> String? {
+            var choice: (priority: Int, identifier: String)?
+            for entry in entries {
+                for (language, priority) in zip(entry.info.languages, entry.priorities) where matches(language) {
+                    if choice == nil || priority < choice!.priority {
+                        choice = (priority, entry.info.identifier)
+                    }
+                }
+            }
+            return choice?.identifier
+        }
+        if let voice = best({ $0 == tag }) { return voice }
+        let base = String(tag.split(separator: "-").first ?? Substring(tag))
+        if let voice = best({ $0 == base }) { return voice }
+        return best({ $0.hasPrefix(base + "-") })
+    }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let c = s.first, c.isWhitespace { s.removeFirst() }
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+
+    fileprivate func replacingUnderscores() -> String {
+        String(map { $0 == "_" ? "-" : $0 })
+    }
+}

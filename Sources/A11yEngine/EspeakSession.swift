@@ -1,0 +1,147 @@
+import A11yCore
+import CEspeakNG
+
+/// The libespeak-ng state of this process. Confined to the `EspeakWorker` thread: it is created
+/// there and only ever handed to jobs running there, so it needs no lock (and is not `Sendable`).
+final class EspeakSession {
+    private(set) var sampleRate: Int?
+    private var dataPath: String?
+    /// The voice libespeak-ng currently has selected, to skip redundant switches (~4 ms the first
+    /// time a voice is loaded, ~0.07 ms for a switch back).
+    private var currentVoice: String?
+    /// Voices as listed once (the installed set does not change under a running daemon).
+    private var voiceList: [VoiceEntry]?
+
+    init() {}
+
+    /// Initializes libespeak-ng once per process; later calls return the same sample rate.
+    func initialize(dataPath: String?) throws -> Int {
+        if let sampleRate {
+            guard dataPath == nil || dataPath == self.dataPath else {
+                throw SpeechError(
+                    .engineFailed,
+                    "eSpeak-NG is already initialized with data path \(self.dataPath ?? "(default)")")
+            }
+            return sampleRate
+        }
+        // buflength 20 ms: the synth callback gets audio in small pieces, so the first chunk
+        // leaves early and a cancel is noticed within one small buffer.
+        let options = Int32(espeakINITIALIZE_DONT_EXIT)
+        let rate: Int32
+        if let dataPath {
+            rate = dataPath.withCString { espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 20, $0, options) }
+        } else {
+            rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 20, nil, options)
+        }
+        guard rate > 0 else {
+            throw SpeechError(
+                .engineFailed,
+                "espeak_Initialize failed (\(rate)) with data path \(dataPath ?? "(default)")")
+        }
+        // One callback for the whole process; per-utterance state arrives in `user_data`.
+        espeak_SetSynthCallback { wav, count, events in
+            SynthesisContext.callback(wav: wav, count: Int(count), events: events)
+        }
+        sampleRate = Int(rate)
+        self.dataPath = dataPath
+        return Int(rate)
+    }
+
+    func requireInitialized() throws {
+        guard sampleRate != nil else { throw SpeechError(.engineFailed, "eSpeak-NG is not initialized") }
+    }
+
+    /// Selects `name` unless it is already the current voice.
+    /// (eSpeak matches names case-insensitively: "en-us" and "en-US" are the same voice.)
+    func selectVoice(_ name: String) throws {
+        if let currentVoice, name.lowercased() == currentVoice.lowercased() { return }
+        let status = name.withCString { espeak_SetVoiceByName($0) }
+        guard status == EE_OK else {
+            currentVoice = nil
+            throw SpeechError(.unknownVoice, "no eSpeak voice named '\(name)'; run a11ysay --list-voices")
+        }
+        currentVoice = name
+    }
+
+    func setParameters(rate: Int, pitch: Int, volume: Int) {
+        espeak_SetParameter(espeakRATE, Int32(min(max(rate, 80), 1000)), 0)
+        espeak_SetParameter(espeakPITCH, Int32(min(max(pitch, 0), 100)), 0)
+        espeak_SetParameter(espeakVOLUME, Int32(min(max(volume, 0), 200)), 0)
+    }
+
+    /// Every installed voice (variants and MBROLA voices excluded, as `espeak_ListVoices(NULL)` does),
+    /// with the priority of each language (lower is preferred).
+    func voices() throws -> [VoiceEntry] {
+        try requireInitialized()
+        if let voiceList { return voiceList }
+        var list: [VoiceEntry] = []
+        if var entry = espeak_ListVoices(nil) {
+            while let voice = entry.pointee {
+                let name = voice.pointee.name.map { String(cString: $0) } ?? ""
+                let path = voice.pointee.identifier.map { String(cString: $0) } ?? ""
+                let languages = Self.parseLanguages(voice.pointee.languages)
+                list.append(VoiceEntry(
+                    info: VoiceInfo(
+                        identifier: Self.voiceName(fromFile: path),
+                        name: name,
+                        languages: languages.map(\.name)),
+                    priorities: languages.map(\.priority)))
+                entry += 1
+            }
+        }
+        voiceList = list
+        return list
+    }
+
+    /// `espeak_SetVoiceByName` accepts a voice's file name without its directory ("roa/fr" → "fr").
+    static func voiceName(fromFile path: String) -> String {
+        String(path.split(separator: "/").last ?? Substring(path))
+    }
+
+    /// Parses `espeak_VOICE.languages`: repeated (priority byte, NUL-terminated name), ended by a
+    /// zero byte where the next priority would be.
+    static func parseLanguages(_ raw: UnsafePointer<CChar>?) -> [(priority: Int, name: String)] {
+        guard let raw else { return [] }
+        var result: [(Int, String)] = []
+        var p = UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self)
+        while p.pointee != 0 {
+            let priority = Int(p.pointee)
+            p += 1
+            let name = String(cString: p)
+            result.append((priority, name.lowercased()))
+            p += name.utf8.count + 1
+        }
+        return result
+    }
+
+    /// eSpeak's own phoneme mnemonics (or IPA) for `text` in `voice`, clause by clause, joined by spaces.
+    func textToPhonemes(_ text: String, voice: String, ipa: Bool) throws -> String {
+        try requireInitialized()
+        try selectVoice(voice)
+        var pieces: [String] = []
+        text.withCString { cText in
+            var pointer: UnsafeRawPointer? = UnsafeRawPointer(cText)
+            while pointer != nil {
+                guard let out = espeak_TextToPhonemes(&pointer, espeakCHARS_UTF8, ipa ? 0x02 : 0) else { break }
+                let piece = String(cString: out).trimmingCharacters()
+                if !piece.isEmpty { pieces.append(piece) }
+            }
+        }
+        return pieces.joined(separator: " ")
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters() -> String {
+        var s = Substring(self)
+        while let c = s.first, c.isWhitespace { s.removeFirst() }
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// A voice as listed, with the priority eSpeak gives each of its languages (parallel arrays).
+struct VoiceEntry: Sendable {
+    var info: VoiceInfo
+    var priorities: [Int]
+}

@@ -1,0 +1,159 @@
+import A11yCore
+import CEspeakNG
+import Synchronization
+
+/// Set when the consumer of a synthesis stream goes away (cancelled task, dropped stream).
+/// Written from any thread by `onTermination`, read by the worker thread: an atomic, so `Sendable`.
+final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func cancel() { flag.store(true, ordering: .relaxed) }
+    var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// The state of one utterance while libespeak-ng renders it on the worker thread.
+///
+/// Reached from the synth callback through `user_data` (an unretained pointer that stays valid
+/// because `EspeakSession.synthesize` keeps the context alive across every `espeak_Synth` call).
+/// Only the worker thread touches it.
+final class SynthesisContext {
+    typealias Continuation = AsyncThrowingStream<SynthesisChunk, any Error>.Continuation
+
+    /// Samples whose magnitude is at most this are "near-silence" for leading-silence trimming
+    /// (about -54 dBFS; eSpeak's lead-in stays well below it, speech onsets cross it at once).
+    static let silenceThreshold = 64
+
+    private let continuation: Continuation
+    private let cancellation: CancellationFlag
+    /// Frames kept before the first audible sample, so the onset is not clipped (1 ms).
+    private let keepFrames: Int
+
+    /// Raw (untrimmed) frames that earlier segments of this utterance produced.
+    private var rawFramesBeforeSegment = 0
+    /// Raw frames the current segment has produced so far.
+    private var rawFramesInSegment = 0
+    /// Leading frames dropped by trimming; raw frame r is utterance frame r - trimmedFrames.
+    private var trimmedFrames = 0
+    /// Whether the first audible sample has been seen (trimming is over).
+    private var audible = false
+    /// Frames yielded to the consumer so far.
+    private(set) var producedFrames = 0
+    /// Word marks not yet delivered (their audio has not been produced yet), with their raw frame,
+    /// in increasing order.
+    private var pendingMarks: [(rawFrame: Int, start: Int, length: Int)] = []
+    private var lastMarkFrame = -1
+    private var segment: SpeechSegment?
+    /// `text_position`s already turned into marks in the current segment (never duplicate).
+    private var seenPositions: Set<Int> = []
+
+    init(continuation: Continuation, cancellation: CancellationFlag, sampleRate: Int) {
+        self.continuation = continuation
+        self.cancellation = cancellation
+        self.keepFrames = max(sampleRate / 1000, 1)
+    }
+
+    var isCancelled: Bool { cancellation.isCancelled }
+
+    func beginSegment(_ segment: SpeechSegment) {
+        self.segment = segment
+        rawFramesInSegment = 0
+        seenPositions.removeAll(keepingCapacity: true)
+        if case .phonemes = segment.content {
+            // eSpeak's positions inside `[[…]]` are unreliable: one mark for the whole segment.
+            pendingMarks.append((rawFramesBeforeSegment, segment.sourceStart, max(segment.sourceLength, 0)))
+        }
+    }
+
+    func endSegment() {
+        rawFramesBeforeSegment += rawFramesInSegment
+        rawFramesInSegment = 0
+        segment = nil
+    }
+
+    /// Delivers marks still pending (a segment that made no sound) and ends the stream.
+    func finish() {
+        if !pendingMarks.isEmpty {
+            continuation.yield(SynthesisChunk(samples: [], words: takeMarks(flushAll: true)))
+        }
+        continuation.finish()
+    }
+
+    /// The process-wide synth callback: finds the context in `user_data` and hands over.
+    static func callback(
+        wav: UnsafeMutablePointer<Int16>?, count: Int, events: UnsafeMutablePointer<espeak_EVENT>?
+    ) -> Int32 {
+        guard let events, let userData = events.pointee.user_data else { return 0 }
+        let context = Unmanaged<SynthesisContext>.fromOpaque(userData).takeUnretainedValue()
+        return context.handle(wav: wav, count: count, events: events)
+    }
+
+    /// Returns 1 (abort) once the consumer has gone away, 0 otherwise.
+    private func handle(
+        wav: UnsafeMutablePointer<Int16>?, count: Int, events: UnsafeMutablePointer<espeak_EVENT>
+    ) -> Int32 {
+        if cancellation.isCancelled { return 1 }
+
+        var event = events
+        while event.pointee.type != espeakEVENT_LIST_TERMINATED {
+            if event.pointee.type == espeakEVENT_WORD {
+                addWord(event.pointee)
+            }
+            event += 1
+        }
+
+        var samples: [Int16] = []
+        if let wav, count > 0 {
+            let buffer = UnsafeBufferPointer(start: wav, count: count)
+            if audible {
+                samples = Array(buffer)
+            } else if let onset = buffer.firstIndex(where: { abs(Int($0)) > Self.silenceThreshold }) {
+                let from = max(0, onset - keepFrames)
+                trimmedFrames += from
+                audible = true
+                samples = Array(buffer[from...])
+            } else {
+                trimmedFrames += count
+            }
+            rawFramesInSegment += count
+        }
+
+        producedFrames += samples.count
+        let words = audible ? takeMarks(flushAll: false) : []
+        if !samples.isEmpty || !words.isEmpty {
+            continuation.yield(SynthesisChunk(samples: samples, words: words))
+        }
+        return cancellation.isCancelled ? 1 : 0
+    }
+
+    private func addWord(_ event: espeak_EVENT) {
+        guard let segment, case .text = segment.content else { return }
+        let position = Int(event.text_position)
+        guard position >= 1, seenPositions.insert(position).inserted else { return }
+        let sourceEnd = segment.sourceStart + max(segment.sourceLength, 0)
+        let start = min(max(segment.sourceStart + position - 1, segment.sourceStart), sourceEnd)
+        let length = max(0, min(Int(event.length), sourceEnd - start))
+        // eSpeak sometimes reports a zero-length "word" at the very end: it names no text.
+        guard length > 0 else { return }
+        // `sample` counts frames from the start of this espeak_Synth call, i.e. of the segment.
+        pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), start, length))
+    }
+
+    /// Takes the pending marks whose frame lies in the audio produced so far (all of them when
+    /// `flushAll`, clamped into the produced audio), as utterance frames, strictly increasing
+    /// except where clamping at the very end makes two marks share the last frame.
+    private func takeMarks(flushAll: Bool) -> [WordMark] {
+        var words: [WordMark] = []
+        var taken = 0
+        for mark in pendingMarks {
+            var frame = max(mark.rawFrame - trimmedFrames, 0, lastMarkFrame + 1)
+            if frame >= producedFrames {
+                guard flushAll else { break }
+                frame = max(producedFrames - 1, 0)
+            }
+            lastMarkFrame = frame
+            words.append(WordMark(frame: frame, start: mark.start, length: mark.length))
+            taken += 1
+        }
+        pendingMarks.removeFirst(taken)
+        return words
+    }
+}

@@ -39,13 +39,19 @@ let package = Package(
             dependencies: ["A11yCore", "CPulse", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // IPA, SSML, spans: turning what a client asked for into engine segments.
+        .target(
+            name: "A11yPronunciation",
+            dependencies: ["A11yCore", "A11yEngine", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // JSON Lines protocol v1, shared by the daemon and its clients.
         .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
 
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol",
+                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -83,6 +89,7 @@ let package = Package(
 
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
+        .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         .testTarget(
             name: "A11yIntegrationTests",

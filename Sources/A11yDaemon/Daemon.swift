@@ -1,1 +1,72 @@
+import A11yAudio
 import A11yCore
+import A11yEngine
+import A11yProtocol
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The daemon as a group of services: playback, socket server, config reload.
+/// Started in that order; on SIGTERM or SIGINT shut down in reverse.
+public struct Daemon: Sendable {
+    public struct Options: Sendable {
+        public var socketPath: String?
+        public var configPath: String?
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+
+        public init(socketPath: String? = nil, configPath: String? = nil) {
+            self.socketPath = socketPath
+            self.configPath = configPath
+        }
+    }
+
+    public var options: Options
+    public var logger: Logger
+
+    public init(options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
+        let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
+        let engine: EspeakEngine
+        do {
+            engine = try EspeakEngine(logger: logger)
+        } catch {
+            throw DaemonError(.engineUnavailable, "cannot start eSpeak-NG: \(error)")
+        }
+        let output = PulseOutput(server: configuration.audioServer, logger: logger)
+        let speech = SpeechService(
+            engine: engine, output: output, configuration: configuration, environment: options.environment, logger: logger)
+
+        let listener = try SocketActivation.listener(
+            environment: options.environment,
+            fallbackPath: SocketLocation.resolve(
+                explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
+        SocketActivation.forgetInheritedEnvironment()
+        let notifier = ServiceNotifier(environment: options.environment)
+        let server = SocketServer(listener: listener, speech: speech, logger: logger) {
+            notifier.notify("READY=1")
+        }
+        let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)
+
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: speech),
+                    .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: reload),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
+        try await withGracefulShutdownHandler {
+            try await group.run()
+        } onGracefulShutdown: {
+            notifier.notify("STOPPING=1")
+        }
+        logger.info("a11yd stopped")
+    }
+}

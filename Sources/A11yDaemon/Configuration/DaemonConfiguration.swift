@@ -1,0 +1,68 @@
+import A11yCore
+
+/// Everything a11yd can be told in its TOML file, with the defaults it runs with when told
+/// nothing. config/a11yd.toml documents every key.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public struct Voice: Sendable, Equatable {
+        /// BCP 47 or POSIX tag; nil means the user's locale (`LANG`), as VoiceOver uses the system language.
+        public var language: String? = nil
+        /// Words per minute at `rate: 0.5`.
+        public var rate: Int = 175
+        /// eSpeak pitch at `pitch: 1.0` (0...100).
+        public var pitch: Int = 50
+        /// eSpeak volume at `volume: 1.0` (0...200, 100 is unity).
+        public var volume: Int = 100
+    }
+
+    public var voice = Voice()
+    /// Most items waiting at once; beyond it the lowest-priority oldest is dropped.
+    public var queueLimit: Int = 100
+    /// Play the screen-change earcon before `screenChanged` items.
+    public var earcon: Bool = true
+    /// PulseAudio server; nil means libpulse's default (which honours `PULSE_SERVER`).
+    public var audioServer: String? = nil
+    /// Socket path; nil means `$A11YD_SOCKET`, else `$XDG_RUNTIME_DIR/a11yd/socket`.
+    public var socketPath: String? = nil
+    /// Whether `a11ysay` may start the daemon when nothing listens (see docs/service.md).
+    public var autospawn: Bool = true
+    /// Exit after this many seconds with no client and nothing to say; 0 never exits.
+    public var idleExitSeconds: Int = 0
+
+    public init() {}
+
+    /// The configuration as a list of `key = value` lines, for logging what a reload changed.
+    public var settings: [(key: String, value: String)] {
+        [
+            ("voice.language", voice.language ?? "(from LANG)"),
+            ("voice.rate", String(voice.rate)),
+            ("voice.pitch", String(voice.pitch)),
+            ("voice.volume", String(voice.volume)),
+            ("queue.limit", String(queueLimit)),
+            ("earcon.screen_changed", String(earcon)),
+            ("audio.server", audioServer ?? "(default)"),
+            ("daemon.socket", socketPath ?? "(default)"),
+            ("daemon.autospawn", String(autospawn)),
+            ("daemon.idle_exit_seconds", String(idleExitSeconds)),
+        ]
+    }
+
+    /// The keys whose values differ, as "key: old -> new".
+    public func changes(from old: DaemonConfiguration) -> [String] {
+        zip(old.settings, settings).compactMap { before, after in
+            before.value == after.value ? nil : "\(after.key): \(before.value) -> \(after.value)"
+        }
+    }
+}
+
+/// A configuration file that could not be used, with where and why.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

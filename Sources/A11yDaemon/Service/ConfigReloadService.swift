@@ -1,0 +1,41 @@
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// Re-reads the configuration on SIGHUP; a bad file keeps the running configuration.
+final class ConfigReloadService: Service {
+    private let path: String
+    private let explicit: Bool
+    private let speech: SpeechService
+    private let logger: Logger
+
+    init(path: String, explicit: Bool, speech: SpeechService, logger: Logger) {
+        self.path = path
+        self.explicit = explicit
+        self.speech = speech
+        self.logger = logger
+    }
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                self.reload()
+            }
+        }
+    }
+
+    func reload() {
+        let old = speech.currentConfiguration
+        do {
+            let new = try DaemonConfiguration.load(path: path, mustExist: explicit)
+            speech.update(new)
+            let changes = new.changes(from: old)
+            logger.notice("configuration reloaded", metadata: [
+                "path": "\(path)", "changed": "\(changes.isEmpty ? "nothing" : changes.joined(separator: "; "))",
+            ])
+        } catch {
+            logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import A11yCore
+import A11yProtocol
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The playback service: owns the coordinator, turns requests into items, routes events.
+public final class SpeechService: Service {
+    public let coordinator: SpeechCoordinator
+    public let router: EventRouter
+    let engine: any SpeechEngine
+    private let configuration: Mutex<DaemonConfiguration>
+    private let environment: [String: String]
+    private let logger: Logger
+
+    public init(
+        engine: any SpeechEngine, output: any AudioOutput, configuration: DaemonConfiguration,
+        environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
+    ) {
+        var settings = SpeechCoordinator.Configuration()
+        settings.pendingLimit = configuration.queueLimit
+        settings.earcon = configuration.earcon
+        self.coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
+        self.router = EventRouter()
+        self.engine = engine
+        self.configuration = Mutex(configuration)
+        self.environment = environment
+        self.logger = logger
+    }
+
+    public var currentConfiguration: DaemonConfiguration { configuration.withLock { $0 } }
+
+    /// Applies a reloaded configuration to what comes next (voice defaults; the queue limit and
+    /// earcon take effect at the next start).
+    public func update(_ new: DaemonConfiguration) {
+        configuration.withLock { $0 = new }
+    }
+
+    public func run() async throws {
+        // Events flow until the coordinator is shut down by the socket server's shutdown, which
+        // must deliver every final `finished` before connections close.
+        await cancelWhenGracefulShutdown {
+            for await event in self.coordinator.events {
+                await self.router.route(event)
+                if case .finished(let id, _, let reason, let message) = event {
+                    self.logger.debug("finished", metadata: ["utterance": "\(id)", "reason": "\(reason)", "message": "\(message ?? "")"])
+                }
+            }
+        }
+    }
+
+    /// Stops every item (each gets `finished` with reason `stopped`), and routes those events.
+    public func stopAll() async {
+        await coordinator.shutDown()
+        // Let the event loop above route what shutDown emitted.
+        for _ in 0..<100 {
+            await Task.yield()
+        }
+    }
+
+    // MARK: - Building items
+
+    /// The voice to use when a post names no language: config, else the locale, else English.
+    func defaultLanguage() -> String {
+        if let language = currentConfiguration.voice.language { return language }
+        for key in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[key], !value.isEmpty { return value }
+        }
+        return "en"
+    }
+
+    /// Turns a validated `post` into an item with its own id. Throws `SpeechError` (e.g. `unknown_voice`).
+    func makeItem(_ request: ClientRequest) async throws -> SpeechItem {
+        let voiceConfiguration = currentConfiguration.voice
+        let language = request.lang ?? defaultLanguage()
+        let voice: String
+        do {
+            voice = try await engine.resolveVoice(language: language)
+        } catch let error as SpeechError where request.lang == nil {
+            // A locale eSpeak does not know must not silence the daemon: fall back to English.
+            logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
+            voice = try await engine.resolveVoice(language: "en")
+        }
+        let text: String
+        if let element = request.element {
+            text = element.utterance(language: request.lang ?? language)
+            if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
+        } else if let plain = request.text {
+            text = plain
+        } else {
+            throw SpeechError(.invalidRequest, "'ssml' is not supported by this daemon yet")
+        }
+        if request.spans != nil {
+            throw SpeechError(.invalidRequest, "'spans' are not supported by this daemon yet")
+        }
+        let settings = SpeechSettings(voice: voiceConfiguration, rate: request.rate, pitch: request.pitch, volume: request.volume)
+        let synthesis = SynthesisRequest(
+            segments: [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)],
+            rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        let kind = request.kind ?? .announcement
+        return SpeechItem(
+            id: await coordinator.makeID(), kind: kind, priority: request.priority, queued: request.queue ?? false,
+            text: text, playsEarcon: kind == .screenChanged, synthesis: synthesis)
+    }
+}

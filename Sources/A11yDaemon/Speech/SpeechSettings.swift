@@ -1,0 +1,35 @@
+import A11yCore
+import Foundation
+
+/// Maps AVSpeechUtterance's scales, which clients use, onto eSpeak's.
+///
+/// rate 0...1 (0.5 normal) becomes 80 wpm ... configured rate ... 450 wpm, piecewise linear;
+/// pitch multiplier 0.5...2 becomes eSpeak pitch 0...100 around the configured pitch, on a
+/// log scale (an octave down or up at the ends); volume 0...1 scales the configured volume.
+struct SpeechSettings: Sendable, Equatable {
+    var rate: Int
+    var pitch: Int
+    var volume: Int
+
+    init(voice: DaemonConfiguration.Voice, rate: Double?, pitch: Double?, volume: Double?) {
+        let base = voice.rate
+        if let rate {
+            self.rate = rate <= 0.5
+                ? Int((80 + (Double(base) - 80) * rate / 0.5).rounded())
+                : Int((Double(base) + (450 - Double(base)) * (rate - 0.5) / 0.5).rounded())
+        } else {
+            self.rate = base
+        }
+        if let pitch {
+            let octaves = log2(pitch)  // -1...1
+            let target = octaves < 0
+                ? Double(voice.pitch) * (1 + octaves)
+                : Double(voice.pitch) + (100 - Double(voice.pitch)) * octaves
+            self.pitch = min(100, max(0, Int(target.rounded())))
+        } else {
+            self.pitch = voice.pitch
+        }
+        self.volume = volume.map { Int((Double(voice.volume) * $0).rounded()) } ?? voice.volume
+    }
+}
+

@@ -1,2 +1,177 @@
-// Test helpers shared by the test targets.
+// A private, headless PulseAudio server for tests (see field notes, "PulseAudio, headless").
 import A11yCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts `pulseaudio` in a temporary directory with a null sink (`nullsink`, 48 kHz) as default sink
+/// and an anonymous native socket at `<dir>/native`. Clients reach it through `serverAddress`.
+///
+/// Not thread-safe: drive one instance from one test.
+public final class PrivatePulseServer {
+    public let directory: URL
+    public let socketPath: String
+    /// `unix:/…/native`, for `PULSE_SERVER` or `pa_context_connect`.
+    public var serverAddress: String { "unix:" + socketPath }
+
+    private var process: Process?
+    private let configPath: String
+    private let logPath: String
+
+    /// Starts the server and waits (up to `timeout` seconds) until its socket accepts connections.
+    public init(timeout: Double = 10) throws {
+        var template = Array((NSTemporaryDirectory() + "a11y-pulse-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw SpeechError(.internal, "mkdtemp failed: errno \(errno)")
+        }
+        let dir = String(cString: made)
+        directory = URL(fileURLWithPath: dir)
+        socketPath = dir + "/native"
+        configPath = dir + "/server.pa"
+        logPath = dir + "/pulseaudio.log"
+        try FileManager.default.createDirectory(
+            atPath: dir + "/run", withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dir + "/home", withIntermediateDirectories: true, attributes: nil)
+        // The sink is loaded before the socket so that a client that can connect always finds it.
+        let script = """
+            load-module module-null-sink sink_name=nullsink rate=48000
+            set-default-sink nullsink
+            load-module module-native-protocol-unix auth-anonymous=1 socket=\(socketPath)
+
+            """
+        try script.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try start(timeout: timeout)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Environment for child processes (`pactl`, a daemon under test) that should use this server.
+    public var clientEnvironment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["PULSE_SERVER"] = serverAddress
+        env["XDG_RUNTIME_DIR"] = directory.path + "/run"
+        env["HOME"] = directory.path + "/home"
+        return env
+    }
+
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts the server if it is not running and waits until the socket accepts.
+    public func start(timeout: Double = 10) throws {
+        if isRunning { return }
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
+        p.arguments = [
+            "-n", "--file=\(configPath)", "--daemonize=no", "--exit-idle-time=-1",
+            "--use-pid-file=no", "--disallow-exit", "--log-target=stderr",
+        ]
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_RUNTIME_DIR"] = directory.path + "/run"
+        env["HOME"] = directory.path + "/home"
+        env.removeValue(forKey: "PULSE_SERVER")
+        env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        p.environment = env
+        p.standardOutput = log
+        p.standardError = log
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        try? log.close()
+        process = p
+
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if socketAccepts() { return }
+            if !p.isRunning {
+                process = nil
+                throw SpeechError(
+                    .audioUnavailable,
+                    "pulseaudio exited with status \(p.terminationStatus) before its socket accepted; stderr:\n\(logText())")
+            }
+            if Date() > deadline {
+                stop()
+                throw SpeechError(
+                    .audioUnavailable,
+                    "pulseaudio socket \(socketPath) did not accept within \(timeout) s; stderr:\n\(logText())")
+            }
+            usleep(5_000)
+        }
+    }
+
+    /// Stops the server (SIGKILL: like a crash, so that clients see the connection drop at once)
+    /// and waits until the process is gone.
+    public func stop() {
+        guard let p = process else { return }
+        process = nil
+        if p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+        }
+        p.waitUntilExit()
+    }
+
+    /// Kills the server and starts it again on the same socket path.
+    public func restart(timeout: Double = 10) throws {
+        stop()
+        try start(timeout: timeout)
+    }
+
+    /// What pulseaudio wrote to stdout/stderr so far.
+    public func logText() -> String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Runs `pactl` against this server and returns its standard output.
+    public func pactl(_ arguments: String...) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        p.arguments = arguments
+        p.environment = clientEnvironment
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw SpeechError(.internal, "pactl \(arguments.joined(separator: " ")) exited with \(p.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `Corked:` values of all sink inputs (playback streams) on this server, from `pactl list sink-inputs`.
+    public func sinkInputCorkStates() throws -> [Bool] {
+        try pactl("list", "sink-inputs").split(separator: "\n").compactMap { line in
+            let t = line.trimmingCharacters(in: .whitespaces)
+            guard t.hasPrefix("Corked:") else { return nil }
+            return t.hasSuffix("yes")
+        }
+    }
+
+    private func socketAccepts() -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(socketPath.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return r == 0
+    }
+}

@@ -1,0 +1,261 @@
+// Records a sink's monitor through libpulse's asynchronous API, to prove sound arrived (or did not).
+import A11yCore
+import CPulse
+import Foundation
+
+/// What a `MonitorRecorder` captured: mono float samples in -1...1 at `sampleRate`, with the
+/// moment each chunk arrived, in seconds since the recorder's zero (the moment its record stream
+/// became ready; `MonitorRecorder.elapsed()` uses the same clock).
+public struct Recording: Sendable {
+    public let sampleRate: Int
+    public let samples: [Float]
+    /// (index one past the chunk's last sample, arrival time in seconds since the recorder's zero).
+    public let chunkEnds: [(end: Int, time: Double)]
+
+    /// Seconds since the recorder's zero at which sample `index` was mixed (arrival of its chunk
+    /// minus the samples that followed it in that chunk).
+    public func time(ofSample index: Int) -> Double {
+        var lo = 0, hi = chunkEnds.count - 1
+        guard hi >= 0 else { return Double(index) / Double(sampleRate) }
+        if index >= chunkEnds[hi].end { return chunkEnds[hi].time + Double(index - chunkEnds[hi].end) / Double(sampleRate) }
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if chunkEnds[mid].end > index { hi = mid } else { lo = mid + 1 }
+        }
+        let c = chunkEnds[lo]
+        return c.time - Double(c.end - index) / Double(sampleRate)
+    }
+
+    /// Index of the first sample at or after `time` seconds.
+    public func index(atTime time: Double) -> Int {
+        var lo = 0, hi = samples.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self.time(ofSample: mid) < time { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Root mean square of the samples mixed between `from` and `to` seconds (0 if none).
+    public func rms(from: Double = 0, to: Double = .infinity) -> Double {
+        let a = index(atTime: from)
+        let b = to == .infinity ? samples.count : index(atTime: to)
+        return Self.rms(samples, a, b)
+    }
+
+    /// Time (seconds since the recorder's zero) of the first sample whose magnitude reaches `threshold`.
+    public func firstAudibleTime(threshold: Float = 0.01, after: Double = 0) -> Double? {
+        let start = index(atTime: after)
+        guard start < samples.count else { return nil }
+        for i in start..<samples.count where abs(samples[i]) >= threshold {
+            return time(ofSample: i)
+        }
+        return nil
+    }
+
+    /// Time of the last sample whose magnitude reaches `threshold`.
+    public func lastAudibleTime(threshold: Float = 0.01) -> Double? {
+        for i in stride(from: samples.count - 1, through: 0, by: -1) where abs(samples[i]) >= threshold {
+            return time(ofSample: i)
+        }
+        return nil
+    }
+
+    /// Total seconds of windows (`window` seconds each) whose RMS reaches `threshold`.
+    public func audibleDuration(threshold: Double = 0.01, window: Double = 0.005) -> Double {
+        let n = max(1, Int(window * Double(sampleRate)))
+        var audible = 0
+        var i = 0
+        while i + n <= samples.count {
+            if Self.rms(samples, i, i + n) >= threshold { audible += n }
+            i += n
+        }
+        return Double(audible) / Double(sampleRate)
+    }
+
+    static func rms(_ s: [Float], _ a: Int, _ b: Int) -> Double {
+        guard b > a else { return 0 }
+        var sum = 0.0
+        for i in a..<b { sum += Double(s[i]) * Double(s[i]) }
+        return (sum / Double(b - a)).squareRoot()
+    }
+}
+
+/// Records `<sink>.monitor` (default `nullsink.monitor`) with ~5 ms fragments, which also forces the
+/// null sink to run at low latency. Own threaded mainloop; all state is touched under its lock.
+public final class MonitorRecorder {
+    public let sampleRate = 48_000
+    private let server: String
+    private let source: String
+    private let mainloop: OpaquePointer
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    // Under the mainloop lock:
+    private var samples: [Float] = []
+    private var chunkEnds: [(end: Int, time: Double)] = []
+    private var recording = false
+    private var zero = MonitorRecorder.now()
+
+    public init(server: String, source: String = "nullsink.monitor") {
+        self.server = server
+        self.source = source
+        mainloop = pa_threaded_mainloop_new()
+        pa_threaded_mainloop_start(mainloop)
+    }
+
+    deinit {
+        pa_threaded_mainloop_lock(mainloop)
+        teardown()
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Seconds since the recorder's zero (set by `start()`), on the clock `Recording` uses.
+    public func elapsed() -> Double { Self.now() - zero }
+
+    /// Connects, starts recording and waits until the record stream is running.
+    public func start(timeout: Double = 5) throws {
+        pa_threaded_mainloop_lock(mainloop)
+        teardown()
+        samples = []
+        chunkEnds = []
+        let ud = Unmanaged.passUnretained(self).toOpaque()
+        guard let c = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "a11y-monitor-recorder") else {
+            pa_threaded_mainloop_unlock(mainloop)
+            throw SpeechError(.audioUnavailable, "pa_context_new failed")
+        }
+        context = c
+        pa_context_set_state_callback(c, { _, ud in
+            guard let ud else { return }
+            let r = Unmanaged<MonitorRecorder>.fromOpaque(ud).takeUnretainedValue()
+            pa_threaded_mainloop_signal(r.mainloop, 0)
+        }, ud)
+        if pa_context_connect(c, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            let msg = String(cString: pa_strerror(pa_context_errno(c)))
+            teardown()
+            pa_threaded_mainloop_unlock(mainloop)
+            throw SpeechError(.audioUnavailable, "recorder cannot connect to \(server): \(msg)")
+        }
+        pa_threaded_mainloop_unlock(mainloop)
+
+        let deadline = Self.now() + timeout
+        // Wait for the context.
+        while true {
+            pa_threaded_mainloop_lock(mainloop)
+            let st = pa_context_get_state(c)
+            pa_threaded_mainloop_unlock(mainloop)
+            if st == PA_CONTEXT_READY { break }
+            if st == PA_CONTEXT_FAILED || st == PA_CONTEXT_TERMINATED || Self.now() > deadline {
+                pa_threaded_mainloop_lock(mainloop)
+                teardown()
+                pa_threaded_mainloop_unlock(mainloop)
+                throw SpeechError(.audioUnavailable, "recorder context did not become ready (\(st.rawValue))")
+            }
+            usleep(1_000)
+        }
+
+        pa_threaded_mainloop_lock(mainloop)
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 1)
+        guard let s = pa_stream_new(c, "monitor-recorder", &spec, nil) else {
+            teardown()
+            pa_threaded_mainloop_unlock(mainloop)
+            throw SpeechError(.audioUnavailable, "pa_stream_new failed")
+        }
+        stream = s
+        pa_stream_set_read_callback(s, { s, _, ud in
+            guard let s, let ud else { return }
+            Unmanaged<MonitorRecorder>.fromOpaque(ud).takeUnretainedValue().readAvailable(s)
+        }, ud)
+        let fragment = UInt32(sampleRate * 4 * 5 / 1000)  // 5 ms of float32 mono
+        var attr = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: fragment)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue)
+        if pa_stream_connect_record(s, source, &attr, flags) < 0 {
+            let msg = String(cString: pa_strerror(pa_context_errno(c)))
+            teardown()
+            pa_threaded_mainloop_unlock(mainloop)
+            throw SpeechError(.audioUnavailable, "recorder cannot record \(source): \(msg)")
+        }
+        pa_threaded_mainloop_unlock(mainloop)
+        while true {
+            pa_threaded_mainloop_lock(mainloop)
+            let st = pa_stream_get_state(s)
+            if st == PA_STREAM_READY {
+                zero = Self.now()
+                recording = true
+            }
+            pa_threaded_mainloop_unlock(mainloop)
+            if st == PA_STREAM_READY { break }
+            if st == PA_STREAM_FAILED || st == PA_STREAM_TERMINATED || Self.now() > deadline {
+                pa_threaded_mainloop_lock(mainloop)
+                teardown()
+                pa_threaded_mainloop_unlock(mainloop)
+                throw SpeechError(.audioUnavailable, "record stream on \(source) did not become ready")
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// What was recorded so far, without stopping.
+    public func snapshot() -> Recording {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return Recording(sampleRate: sampleRate, samples: samples, chunkEnds: chunkEnds)
+    }
+
+    /// Stops recording and returns everything recorded since `start()`.
+    @discardableResult
+    public func stop() -> Recording {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        if let s = stream { readAvailable(s) }
+        teardown()
+        return Recording(sampleRate: sampleRate, samples: samples, chunkEnds: chunkEnds)
+    }
+
+    /// Mainloop thread (or caller holding the lock).
+    private func readAvailable(_ s: OpaquePointer) {
+        while pa_stream_readable_size(s) > 0 {
+            var data: UnsafeRawPointer?
+            var bytes = 0
+            guard pa_stream_peek(s, &data, &bytes) == 0 else { return }
+            if bytes == 0 { return }
+            if recording {
+                let n = bytes / 4
+                if let data {
+                    let p = data.bindMemory(to: Float.self, capacity: n)
+                    samples.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
+                } else {
+                    samples.append(contentsOf: repeatElement(0, count: n))  // a hole: silence
+                }
+                chunkEnds.append((samples.count, Self.now() - zero))
+            }
+            pa_stream_drop(s)
+        }
+    }
+
+    /// Caller holds the lock.
+    private func teardown() {
+        recording = false
+        if let s = stream {
+            pa_stream_set_read_callback(s, nil, nil)
+            pa_stream_disconnect(s)
+            pa_stream_unref(s)
+            stream = nil
+        }
+        if let c = context {
+            pa_context_set_state_callback(c, nil, nil)
+            pa_context_disconnect(c)
+            pa_context_unref(c)
+            context = nil
+        }
+    }
+}

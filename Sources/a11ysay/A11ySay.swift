@@ -1,0 +1,160 @@
+import A11yCore
+import A11yProtocol
+import ArgumentParser
+import Foundation
+
+@main
+struct A11ySay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "a11ysay",
+        abstract: "Speak through the a11yd daemon, or control it.",
+        discussion: """
+            Examples:
+              a11ysay "bonjour tout le monde"
+              a11ysay --queue --wait "phrase numéro 2"
+              a11ysay --screen "Réglages"          (new screen: earcon, flushes older items)
+              a11ysay --pause --at word ; a11ysay --resume ; a11ysay --stop
+            Exit status: 0 done (with --wait: spoken), 1 error (daemon unreachable, bad input), \
+            2 with --wait when the item was not spoken to the end (interrupted, flushed, stopped, dropped, error).
+            """)
+
+    @Argument(help: "The text to speak.")
+    var text: String?
+
+    @Flag(help: "Post as layoutChanged (part of the screen changed).")
+    var layout = false
+    @Flag(help: "Post as screenChanged (a new screen: earcon, high priority, flushes pending items).")
+    var screen = false
+    @Flag(help: "Post as pageScrolled (coalesces with other scroll announcements).")
+    var scrolled = false
+
+    @Flag(help: "Wait behind what is already queued instead of interrupting (accessibilitySpeechQueueAnnouncement).")
+    var queue = false
+    @Option(help: "Priority: low, default or high.")
+    var priority: Priority?
+    @Option(help: "Language (BCP 47 or POSIX: fr, en-US, en_GB).")
+    var lang: String?
+    @Option(help: "Rate, 0 to 1 (0.5 is normal), as AVSpeechUtterance.rate.")
+    var rate: Double?
+    @Option(help: "Pitch multiplier, 0.5 to 2 (1 is normal).")
+    var pitch: Double?
+    @Option(help: "Volume, 0 to 1.")
+    var volume: Double?
+    @Flag(help: "Block until the text has been spoken; exit 2 if it was not spoken to the end.")
+    var wait = false
+
+    @Flag(help: "Pause the daemon's speech.")
+    var pause = false
+    @Option(help: "With --pause: immediate (default) or word (at the end of the current word).")
+    var at: PauseBoundary?
+    @Flag(help: "Resume paused speech where it stopped.")
+    var resume = false
+    @Flag(help: "Stop the current item and empty the queue.")
+    var stop = false
+    @Flag(help: "Show what the daemon is doing.")
+    var status = false
+    @Flag(help: "List the installed voices.")
+    var listVoices = false
+
+    @Option(help: "Socket path (default: $A11YD_SOCKET, else $XDG_RUNTIME_DIR/a11yd/socket).")
+    var socket: String?
+    @Flag(help: "Print the daemon's replies and events as JSON Lines.")
+    var json = false
+
+    func validate() throws {
+        let controls = [pause, resume, stop, status, listVoices].filter { $0 }.count
+        let kinds = [layout, screen, scrolled].filter { $0 }.count
+        if controls > 1 { throw ValidationError("use one of --pause, --resume, --stop, --status, --list-voices at a time") }
+        if controls == 1 && text != nil { throw ValidationError("a control (--pause, --stop, …) takes no text") }
+        if controls == 0 && text == nil { throw ValidationError("nothing to say: give a TEXT, or a control such as --stop") }
+        if kinds > 1 { throw ValidationError("use at most one of --layout, --screen, --scrolled") }
+        if at != nil && !pause { throw ValidationError("--at goes with --pause") }
+    }
+
+    func run() async throws {
+        let path = SocketLocation.resolve(explicit: socket)
+        let request = makeRequest()
+        let connection: DaemonConnection
+        do {
+            connection = try await DaemonConnection.connect(path: path)
+        } catch {
+            printError("cannot reach a11yd at \(path) (\(Self.describe(error))); start it with 'a11yd &' or 'systemctl --user start a11yd.socket'")
+            throw ExitCode.failure
+        }
+
+        var outcome: ExitCode = .success
+        var utterance: UInt64?
+        do {
+            try await connection.exchange([request]) { message in
+                if json { print(LineCodec.encode(message)) }
+                if message.ok == false, let error = message.error {
+                    printError("\(error.message) (\(error.code))")
+                    outcome = .failure
+                    return false
+                }
+                if message.ok == true {
+                    utterance = message.utterance
+                    if !json { report(message) }
+                    return wait && utterance != nil
+                }
+                if message.event == "finished", message.utterance == utterance {
+                    if message.successful != true {
+                        if !json { printError("not spoken: \(message.reason?.rawValue ?? "?")\(message.message.map { " (\($0))" } ?? "")") }
+                        outcome = ExitCode(2)
+                    }
+                    return false
+                }
+                return true
+            }
+        } catch {
+            printError("lost the connection to a11yd: \(Self.describe(error))")
+            throw ExitCode.failure
+        }
+        if outcome != .success { throw outcome }
+    }
+
+    func makeRequest() -> ClientRequest {
+        if pause {
+            var request = ClientRequest(op: .pause)
+            request.at = at ?? .immediate
+            return request
+        }
+        if resume { return ClientRequest(op: .resume) }
+        if stop { return ClientRequest(op: .stop) }
+        if status { return ClientRequest(op: .status) }
+        if listVoices { return ClientRequest(op: .voices) }
+        let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
+        var request = ClientRequest.post(text ?? "", kind: kind, queue: queue ? true : nil, priority: priority)
+        request.lang = lang
+        request.rate = rate
+        request.pitch = pitch
+        request.volume = volume
+        return request
+    }
+
+    /// Human output for replies that carry something to show.
+    func report(_ message: ServerMessage) {
+        if let effective = message.effective, !effective {
+            printError(pause ? "nothing was speaking" : resume ? "nothing was paused" : "nothing to stop")
+        }
+        if let state = message.state {
+            print("state: \(state)")
+            if let current = message.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
+            for item in message.queue ?? [] { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
+        }
+        for voice in message.voices ?? [] {
+            print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)")
+        }
+    }
+
+    func printError(_ text: String) {
+        FileHandle.standardError.write(Data("a11ysay: \(text)\n".utf8))
+    }
+
+    static func describe(_ error: any Error) -> String {
+        String(describing: error).replacingOccurrences(of: "\n", with: " ")
+    }
+}
+
+extension Priority: ExpressibleByArgument {}
+extension PauseBoundary: ExpressibleByArgument {}

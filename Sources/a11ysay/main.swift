@@ -1,1 +1,0 @@
-print("a11ysay")

@@ -1,0 +1,373 @@
+import A11yCore
+import A11yDaemon
+import A11yProtocol
+import A11yTestSupport
+import Foundation
+import Testing
+
+/// The daemon end to end: socket, queue, real eSpeak-NG, real PulseAudio, recorded monitor.
+@Suite(.serialized) struct DaemonTests {
+    @Test func speaksThroughPulseAudioAndFinishesSpoken() async throws {
+        let daemon = try await DaemonHarness()
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let id = try await client.post(.say("bonjour tout le monde"))
+        let finished = try await client.finished(id)
+        try await Task.sleep(for: .milliseconds(100))
+        let recording = recorder.stop()
+        #expect(finished.successful == true)
+        #expect(finished.reason == .spoken)
+        #expect(finished.text == "bonjour tout le monde")
+        #expect(recording.rms() > 0.02, "speech reached the null sink")
+        let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+        // eSpeak's French reads "tout le monde" as one phrase and reports no WORD event for "le"
+        // and "monde"; what is reported must be real word starts, in order, from the first.
+        #expect(words.first == 0 && words.count >= 2)
+        #expect(words == words.sorted() && Set(words).isSubset(of: [0, 8, 13, 16]))
+        #expect(await client.events(of: id).first?.event == "started")
+        await daemon.shutDown()
+    }
+
+    @Test func badLinesGetErrorsAndTheConnectionStaysUsable() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        try await client.sendRaw("this is not json\n")
+        let notJSON = try await client.waitFor("bad_json") { $0.ok == false }
+        #expect(notJSON.error?.code == "bad_json")
+        try await client.sendRaw(#"{"op":"fly","id":2}"# + "\n")
+        let unknown = try await client.waitFor("unknown op") { $0.id == .number(2) }
+        #expect(unknown.error?.code == "unknown_op")
+        try await client.sendRaw(#"{"op":"post","id":3,"text":"x","rate":7}"# + "\n")
+        let range = try await client.waitFor("rate range") { $0.id == .number(3) }
+        #expect(range.error?.code == "invalid_request")
+        #expect(range.error?.message.contains("rate") == true)
+        try await client.sendRaw(#"{"op":"post","id":4,"text":"x","lang":"xx-YY"}"# + "\n")
+        let voice = try await client.waitFor("unknown voice") { $0.id == .number(4) }
+        #expect(voice.error?.code == "unknown_voice")
+        try await client.sendRaw(#"{"op":"post","id":5,"text":42}"# + "\n")
+        let type = try await client.waitFor("wrong type") { $0.id == .number(5) }
+        #expect(type.error?.code == "invalid_request")
+        // And a good line still works on the same connection.
+        try await client.sendRaw(#"{"op":"post","id":6,"text":"encore"}"# + "\n")
+        let good = try await client.waitFor("good post") { $0.id == .number(6) }
+        #expect(good.ok == true)
+        let finished = try await client.finished(try #require(good.utterance))
+        #expect(finished.successful == true)
+        await daemon.shutDown()
+    }
+
+    @Test func literalMarkupInTextIsSpokenAsText() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let id = try await client.post(.say("<speak>bonjour</speak> [[a]] &amp;"))
+        let finished = try await client.finished(id)
+        #expect(finished.successful == true)
+        let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+        // Had '<speak>' been read as SSML, no word would start inside it; here "speak" is a word.
+        #expect(words.contains { $0 <= 1 }, "the characters of '<speak>' are spoken as a word: \(words)")
+        await daemon.shutDown()
+    }
+
+    @Test func s1TenQueuedAnnouncementsAreSpokenInOrder() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        var ids: [UInt64] = []
+        for n in 1...10 {
+            ids.append(try await client.post(.say("phrase numéro \(n) de la voix synthétisée.", queue: true, rate: 1)))
+        }
+        _ = try await client.finished(ids.last!, timeout: .seconds(60))
+        let finishes = await client.finishes()
+        #expect(finishes.map(\.0) == ids)
+        #expect(finishes.allSatisfy { $0.1 == .spoken })
+        await daemon.shutDown()
+    }
+
+    @Test func s2NewAnnouncementInterruptsTheSpeakingOne() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let a = try await client.post(.say(longSentence))
+        try await client.waitFor("A's first word") { $0.event == "word" && $0.utterance == a }
+        let b = try await client.post(.say("deuxième annonce"))
+        let aFinished = try await client.finished(a)
+        let bFinished = try await client.finished(b)
+        #expect(aFinished.reason == .interrupted && aFinished.successful == false)
+        #expect(bFinished.reason == .spoken)
+        await daemon.shutDown()
+    }
+
+    @Test func s3QueuedAnnouncementWaitsForTheSpeakingOne() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let a = try await client.post(.say("première annonce, entière", rate: 0.8))
+        try await client.waitFor("A started") { $0.event == "started" && $0.utterance == a }
+        let b = try await client.post(.say("seconde annonce", queue: true))
+        _ = try await client.finished(b)
+        #expect(await client.finishes().map(\.0) == [a, b])
+        #expect(await client.finishes().map(\.1) == [.spoken, .spoken])
+        await daemon.shutDown()
+    }
+
+    @Test func s4ScreenChangeInterruptsFlushesPlaysEarconThenSpeaks() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let a = try await client.post(.say(longSentence))
+        try await client.waitFor("A's first word") { $0.event == "word" && $0.utterance == a }
+        let q1 = try await client.post(.say("file un", queue: true))
+        let q2 = try await client.post(.say("file deux", queue: true))
+        let recorder = try daemon.recorder()
+        let s = try await client.post(.say("écran des réglages", kind: .screenChanged))
+        let sFinished = try await client.finished(s)
+        let recording = recorder.stop()
+        let reasons = Dictionary(uniqueKeysWithValues: await client.finishes().map { ($0.0, $0.1) })
+        #expect(reasons[a] == .interrupted)
+        #expect(reasons[q1] == .flushed)
+        #expect(reasons[q2] == .flushed)
+        #expect(sFinished.reason == .spoken)
+        // The earcon is a pure tone: its first 100 ms are loud and nearly periodic; check it is there
+        // by finding audible sound before the first word of S was reported.
+        #expect(recording.rms() > 0.02)
+        await daemon.shutDown()
+    }
+
+    @Test func s5PageScrolledCoalesces() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let p1 = try await client.post(.say("page un sur dix, " + longSentence, kind: .pageScrolled))
+        try await client.waitFor("P1 first word") { $0.event == "word" && $0.utterance == p1 }
+        // P2 and P3 arrive together, as they would from a fast scroll.
+        var p2Request = ClientRequest.say("page deux sur dix", kind: .pageScrolled)
+        p2Request.id = .string("p2")
+        var p3Request = ClientRequest.say("page trois sur dix", kind: .pageScrolled)
+        p3Request.id = .string("p3")
+        try await client.send(p2Request, p3Request)
+        let p2 = try #require(try await client.waitFor("P2 reply") { $0.id == .string("p2") }.utterance)
+        let p3 = try #require(try await client.waitFor("P3 reply") { $0.id == .string("p3") }.utterance)
+        let p3Finished = try await client.finished(p3)
+        let reasons = Dictionary(uniqueKeysWithValues: await client.finishes().map { ($0.0, $0.1) })
+        #expect(reasons[p1] == .interrupted)
+        #expect(reasons[p2] == .flushed)
+        #expect(p3Finished.reason == .spoken)
+        #expect(await client.events(of: p2).allSatisfy { $0.event == "finished" }, "P2 never started")
+        await daemon.shutDown()
+    }
+
+    @Test func s6HighIsNotInterruptedByDefault() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let h = try await client.post(.say("annonce importante, à entendre en entier", priority: .high, rate: 0.8))
+        try await client.waitFor("H first word") { $0.event == "word" && $0.utterance == h }
+        let d = try await client.post(.say("annonce ordinaire"))
+        _ = try await client.finished(d)
+        #expect(await client.finishes().map(\.0) == [h, d])
+        #expect(await client.finishes().map(\.1) == [.spoken, .spoken])
+        await daemon.shutDown()
+    }
+
+    /// How long `text` sounds when nobody pauses it, on this daemon.
+    func audibleSeconds(of text: String, on daemon: DaemonHarness) async throws -> Double {
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(text))
+        _ = try await client.finished(id)
+        try await Task.sleep(for: .milliseconds(100))
+        return recorder.stop().audibleDuration(threshold: 0.005, window: 0.02)
+    }
+
+    @Test func s7ImmediatePauseSilencesAndResumeContinuesWhereItStopped() async throws {
+        let daemon = try await DaemonHarness()
+        let unpaused = try await audibleSeconds(of: longSentence, on: daemon)
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(longSentence))
+        try await client.waitFor("a few words in") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) > 20 }
+        let pauseRequest = { var r = ClientRequest(op: .pause, id: .string("pause")); r.at = .immediate; return r }()
+        try await client.send(pauseRequest)
+        let pauseReply = try await client.waitFor("pause reply") { $0.id == .string("pause") }
+        #expect(pauseReply.effective == true)
+        try await client.waitFor("paused event") { $0.event == "paused" && $0.utterance == id }
+        let pausedAt = recorder.elapsed()
+        try await Task.sleep(for: .milliseconds(800))
+        let resumedAt = recorder.elapsed()
+        try await client.send(ClientRequest(op: .resume, id: .string("resume")))
+        #expect(try await client.waitFor("resume reply") { $0.id == .string("resume") }.effective == true)
+        let finished = try await client.finished(id)
+        try await Task.sleep(for: .milliseconds(100))
+        let recording = recorder.stop()
+        #expect(finished.successful == true)
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        // Silent while paused (allow 100 ms for the cork to be heard).
+        #expect(recording.rms(from: pausedAt + 0.1, to: resumedAt) < 0.003)
+        // Continued, not restarted: the total audible time is close to the unpaused run.
+        let total = recording.audibleDuration(threshold: 0.005, window: 0.02)
+        #expect(abs(total - unpaused) < 0.15 * unpaused, "audible \(total) s vs \(unpaused) s unpaused")
+        await daemon.shutDown()
+    }
+
+    @Test func s8WordPauseStopsAtTheEndOfAWordAndResumeGoesOnWithTheNext() async throws {
+        let daemon = try await DaemonHarness()
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(longSentence))
+        try await client.waitFor("a few words in") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) > 20 }
+        var pause = ClientRequest(op: .pause, id: .string("pause"))
+        pause.at = .word
+        try await client.send(pause)
+        #expect(try await client.waitFor("pause reply") { $0.id == .string("pause") }.effective == true)
+        try await client.waitFor("paused event") { $0.event == "paused" && $0.utterance == id }
+        let pausedAt = recorder.elapsed()
+        let wordsBefore = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+        try await Task.sleep(for: .milliseconds(600))
+        let resumedAt = recorder.elapsed()
+        let wordsDuringPause = await client.events(of: id).filter { $0.event == "word" }.count
+        try await client.send(ClientRequest(op: .resume))
+        _ = try await client.finished(id)
+        let recording = recorder.stop()
+        let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+        #expect(wordsDuringPause == wordsBefore.count, "no word is reported while paused")
+        #expect(recording.rms(from: pausedAt + 0.1, to: resumedAt) < 0.003)
+        // Each word exactly once, in order: resume went on with the next word, nothing repeated.
+        #expect(words == words.sorted() && Set(words).count == words.count)
+        let expected = wordStarts(longSentence)
+        #expect(words.count >= expected.count - 2, "words \(words) vs \(expected)")
+        await daemon.shutDown()
+    }
+
+    func wordStarts(_ text: String) -> [Int] {
+        var starts: [Int] = []
+        var previousWasSpace = true
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            let isSpace = scalar.properties.isWhitespace
+            if !isSpace && previousWasSpace { starts.append(index) }
+            previousWasSpace = isSpace
+        }
+        return starts
+    }
+
+    @Test func s9StopEndsEverythingAndSilences() async throws {
+        let daemon = try await DaemonHarness()
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let a = try await client.post(.say(longSentence))
+        let q1 = try await client.post(.say("file un", queue: true))
+        let q2 = try await client.post(.say("file deux", queue: true))
+        try await client.waitFor("A's first word") { $0.event == "word" && $0.utterance == a }
+        try await Task.sleep(for: .milliseconds(300))
+        let other = try await daemon.client()  // stop acts on everyone's speech
+        try await other.send(ClientRequest(op: .stop, id: .number(1)))
+        #expect(try await other.waitFor("stop reply") { $0.id == .number(1) }.effective == true)
+        _ = try await client.finished(a)
+        let stoppedAt = recorder.elapsed()
+        try await Task.sleep(for: .milliseconds(600))
+        let recording = recorder.stop()
+        let reasons = Dictionary(uniqueKeysWithValues: await client.finishes().map { ($0.0, $0.1) })
+        print("S9 first audible", recording.firstAudibleTime() as Any, "last", recording.lastAudibleTime() as Any, "stopped at", stoppedAt, "samples", recording.samples.count)
+        #expect(reasons[a] == .stopped && reasons[q1] == .stopped && reasons[q2] == .stopped)
+        #expect(recording.rms(to: stoppedAt) > 0.02, "it was speaking")
+        #expect(recording.rms(from: stoppedAt + 0.05) < 0.003, "and is silent after stop")
+        await daemon.shutDown()
+    }
+
+    @Test func s10ItemsOfAClientThatLeftAreStillSpoken() async throws {
+        let daemon = try await DaemonHarness()
+        let watcher = try await daemon.client()
+        try await watcher.send(ClientRequest(op: .subscribe, id: .number(1)))
+        try await watcher.waitFor("subscribed") { $0.id == .number(1) }
+        let recorder = try daemon.recorder()
+        let poster = try await daemon.client()
+        let id = try await poster.post(.say("le client est parti"))
+        await poster.closeWriting()
+        let finished = try await watcher.finished(id)
+        let recording = recorder.stop()
+        #expect(finished.successful == true)
+        #expect(recording.rms() > 0.02)
+        await daemon.shutDown()
+    }
+
+    @Test func s11ElementIsSpokenInVoiceOverOrderWithTraitWordsInTheVoiceLanguage() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        var french = ClientRequest(op: .post)
+        french.element = AccessibilityElement(label: "Envoyer", value: "3 pièces jointes", traits: [.button, .selected], hint: "Touchez deux fois pour envoyer.")
+        french.lang = "fr"
+        let fr = try await client.post(french)
+        var english = ClientRequest(op: .post)
+        english.element = AccessibilityElement(label: "Volume", value: "50 %", traits: [.adjustable, .header, .link, .image], hint: nil)
+        english.lang = "en-US"
+        english.queue = true
+        let en = try await client.post(english)
+        let frFinished = try await client.finished(fr)
+        let enFinished = try await client.finished(en)
+        #expect(frFinished.text == "Envoyer, 3 pièces jointes, bouton, sélectionné. Touchez deux fois pour envoyer.")
+        #expect(enFinished.text == "Volume, 50 %, adjustable, heading, link, image")
+        #expect(frFinished.successful == true && enFinished.successful == true)
+        await daemon.shutDown()
+    }
+
+    @Test func pauseWhenIdleTakesNoEffectAndStatusReportsState() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        try await client.send(ClientRequest(op: .pause, id: .number(1)))
+        #expect(try await client.waitFor("pause") { $0.id == .number(1) }.effective == false)
+        try await client.send(ClientRequest(op: .status, id: .number(2)))
+        #expect(try await client.waitFor("status") { $0.id == .number(2) }.state == "idle")
+        let a = try await client.post(.say(longSentence))
+        _ = try await client.post(.say("ensuite", queue: true))
+        try await client.waitFor("started") { $0.event == "started" && $0.utterance == a }
+        try await client.send(ClientRequest(op: .status, id: .number(3)))
+        let speaking = try await client.waitFor("status") { $0.id == .number(3) }
+        #expect(speaking.state == "speaking")
+        #expect(speaking.current?.utterance == a)
+        #expect(speaking.queue?.map(\.text) == ["ensuite"])
+        try await client.send(ClientRequest(op: .pause, id: .number(4)))
+        try await client.waitFor("pause") { $0.id == .number(4) }
+        try await client.send(ClientRequest(op: .status, id: .number(5)))
+        #expect(try await client.waitFor("status") { $0.id == .number(5) }.state == "paused")
+        // A post while paused waits: it is accepted, not spoken, until resume.
+        let waiting = try await client.post(.say("pendant la pause"))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await client.events(of: waiting).isEmpty)
+        try await client.send(ClientRequest(op: .stop))
+        _ = try await client.finished(waiting)
+        await daemon.shutDown()
+    }
+
+    @Test func twoHundredPausesAndResumesNeverWedgeTheDaemon() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(longSentence))
+        try await client.waitFor("first word") { $0.event == "word" && $0.utterance == id }
+        for n in 0..<200 {
+            var pause = ClientRequest(op: .pause, id: .number(2 * n))
+            pause.at = n % 2 == 0 ? .immediate : .word
+            try await client.send(pause, ClientRequest(op: .resume, id: .number(2 * n + 1)))
+        }
+        try await client.waitFor("last resume") { $0.id == .number(399) }
+        let finished = try await client.finished(id, timeout: .seconds(60))
+        #expect(finished.successful == true)
+        // Still alive and audible afterwards.
+        let recorder = try daemon.recorder()
+        let next = try await client.post(.say("toujours là"))
+        #expect(try await client.finished(next).successful == true)
+        #expect(recorder.stop().rms() > 0.02)
+        await daemon.shutDown()
+    }
+
+    @Test func survivesTheSoundServerRestarting() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(longSentence))
+        try await client.waitFor("first word") { $0.event == "word" && $0.utterance == id }
+        daemon.pulse.stop()
+        try await Task.sleep(for: .milliseconds(300))
+        try daemon.pulse.start()
+        // The item in flight ends one way or the other, with exactly one finished.
+        _ = try await client.finished(id, timeout: .seconds(30))
+        let recorder = try daemon.recorder()
+        let next = try await client.post(.say("le serveur de son est revenu"))
+        let finished = try await client.finished(next)
+        #expect(finished.successful == true)
+        #expect(recorder.stop().rms() > 0.02, "sound arrives again after the restart")
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        await daemon.shutDown()
+    }
+}

@@ -92,6 +92,8 @@ let package = Package(
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
+        // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
+        .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon"]),
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11yTestSupport"]

@@ -4,8 +4,8 @@ import CPulse
 import Foundation
 
 /// What a `MonitorRecorder` captured: mono float samples in -1...1 at `sampleRate`, with the
-/// moment each chunk arrived, in seconds since the recorder's zero (the moment its record stream
-/// became ready; `MonitorRecorder.elapsed()` uses the same clock).
+/// moment each chunk arrived, in seconds since the recorder's zero (the moment the first data
+/// arrived, at the end of `start()`; `MonitorRecorder.elapsed()` uses the same clock).
 public struct Recording: Sendable {
     public let sampleRate: Int
     public let samples: [Float]
@@ -53,20 +53,25 @@ public struct Recording: Sendable {
         return nil
     }
 
-    /// Time of the last sample whose magnitude reaches `threshold`.
-    public func lastAudibleTime(threshold: Float = 0.01) -> Double? {
-        for i in stride(from: samples.count - 1, through: 0, by: -1) where abs(samples[i]) >= threshold {
+    /// Time of the last sample (before `before` seconds, if given) whose magnitude reaches `threshold`.
+    public func lastAudibleTime(threshold: Float = 0.01, before: Double = .infinity) -> Double? {
+        let end = before == .infinity ? samples.count : index(atTime: before)
+        for i in stride(from: end - 1, through: 0, by: -1) where abs(samples[i]) >= threshold {
             return time(ofSample: i)
         }
         return nil
     }
 
     /// Total seconds of windows (`window` seconds each) whose RMS reaches `threshold`.
-    public func audibleDuration(threshold: Double = 0.01, window: Double = 0.005) -> Double {
+    /// Only samples mixed between `from` and `to` seconds count.
+    public func audibleDuration(
+        threshold: Double = 0.01, window: Double = 0.005, from: Double = 0, to: Double = .infinity
+    ) -> Double {
         let n = max(1, Int(window * Double(sampleRate)))
         var audible = 0
-        var i = 0
-        while i + n <= samples.count {
+        var i = index(atTime: from)
+        let end = to == .infinity ? samples.count : index(atTime: to)
+        while i + n <= end {
             if Self.rms(samples, i, i + n) >= threshold { audible += n }
             i += n
         }
@@ -199,6 +204,26 @@ public final class MonitorRecorder {
                 teardown()
                 pa_threaded_mainloop_unlock(mainloop)
                 throw SpeechError(.audioUnavailable, "record stream on \(source) did not become ready")
+            }
+            usleep(1_000)
+        }
+        // An idle null sink sleeps up to 2 s before it notices a client asking for low latency:
+        // wait for the first data, then start the clock.
+        while true {
+            pa_threaded_mainloop_lock(mainloop)
+            let flowing = !chunkEnds.isEmpty
+            if flowing {
+                samples = []
+                chunkEnds = []
+                zero = Self.now()
+            }
+            pa_threaded_mainloop_unlock(mainloop)
+            if flowing { break }
+            if Self.now() > deadline {
+                pa_threaded_mainloop_lock(mainloop)
+                teardown()
+                pa_threaded_mainloop_unlock(mainloop)
+                throw SpeechError(.audioUnavailable, "no data from \(source) within \(timeout) s")
             }
             usleep(1_000)
         }

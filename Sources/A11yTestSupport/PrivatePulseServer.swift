@@ -16,7 +16,8 @@ public final class PrivatePulseServer {
     /// `unix:/…/native`, for `PULSE_SERVER` or `pa_context_connect`.
     public var serverAddress: String { "unix:" + socketPath }
 
-    private var process: Process?
+    private var pid: pid_t?
+    private var exitStatus: Int32?
     private let configPath: String
     private let logPath: String
 
@@ -61,40 +62,42 @@ public final class PrivatePulseServer {
         return env
     }
 
-    public var isRunning: Bool { process?.isRunning ?? false }
+    public var isRunning: Bool {
+        guard let pid else { return false }
+        var status: Int32 = 0
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid || r < 0 {
+            exitStatus = status
+            self.pid = nil
+            return false
+        }
+        return true
+    }
 
     /// Starts the server if it is not running and waits until the socket accepts.
     public func start(timeout: Double = 10) throws {
         if isRunning { return }
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
-        p.arguments = [
-            "-n", "--file=\(configPath)", "--daemonize=no", "--exit-idle-time=-1",
-            "--use-pid-file=no", "--disallow-exit", "--log-target=stderr",
-        ]
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = directory.path + "/run"
         env["HOME"] = directory.path + "/home"
         env.removeValue(forKey: "PULSE_SERVER")
         env.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
-        p.environment = env
-        p.standardOutput = log
-        p.standardError = log
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        try? log.close()
-        process = p
+        let child = try spawn(
+            "/usr/bin/pulseaudio",
+            [
+                "-n", "--file=\(configPath)", "--daemonize=no", "--exit-idle-time=-1",
+                "--use-pid-file=no", "--disallow-exit", "--log-target=stderr",
+            ],
+            environment: env, output: logPath)
+        pid = child
 
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if socketAccepts() { return }
-            if !p.isRunning {
-                process = nil
+            if !isRunning {
                 throw SpeechError(
                     .audioUnavailable,
-                    "pulseaudio exited with status \(p.terminationStatus) before its socket accepted; stderr:\n\(logText())")
+                    "pulseaudio exited (wait status \(exitStatus ?? -1)) before its socket accepted; stderr:\n\(logText())")
             }
             if Date() > deadline {
                 stop()
@@ -109,12 +112,11 @@ public final class PrivatePulseServer {
     /// Stops the server (SIGKILL: like a crash, so that clients see the connection drop at once)
     /// and waits until the process is gone.
     public func stop() {
-        guard let p = process else { return }
-        process = nil
-        if p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-        }
-        p.waitUntilExit()
+        guard let child = pid else { return }
+        pid = nil
+        kill(child, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
     }
 
     /// Kills the server and starts it again on the same socket path.
@@ -130,20 +132,15 @@ public final class PrivatePulseServer {
 
     /// Runs `pactl` against this server and returns its standard output.
     public func pactl(_ arguments: String...) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-        p.arguments = arguments
-        p.environment = clientEnvironment
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw SpeechError(.internal, "pactl \(arguments.joined(separator: " ")) exited with \(p.terminationStatus)")
+        let outPath = directory.path + "/pactl-\(UInt64.random(in: 0...UInt64.max)).out"
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        let child = try spawn("/usr/bin/pactl", arguments, environment: clientEnvironment, output: outPath)
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            throw SpeechError(.internal, "pactl \(arguments.joined(separator: " ")) failed (wait status \(status))")
         }
-        return String(decoding: data, as: UTF8.self)
+        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     }
 
     /// `Corked:` values of all sink inputs (playback streams) on this server, from `pactl list sink-inputs`.
@@ -153,6 +150,27 @@ public final class PrivatePulseServer {
             guard t.hasPrefix("Corked:") else { return nil }
             return t.hasSuffix("yes")
         }
+    }
+
+    /// posix_spawn with stdin from /dev/null and stdout+stderr to `output` (truncated).
+    /// (Foundation's Process hung in waitUntilExit/readDataToEndOfFile here, so it is not used.)
+    private func spawn(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let r = posix_spawn(&child, path, &actions, nil, argv, envp)
+        guard r == 0 else { throw SpeechError(.internal, "cannot start \(path): errno \(r)") }
+        return child
     }
 
     private func socketAccepts() -> Bool {

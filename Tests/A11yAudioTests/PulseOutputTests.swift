@@ -1,0 +1,313 @@
+import A11yAudio
+import A11yCore
+import A11yTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// A tone at half scale (RMS ≈ 0.354 once mixed), interleaved for `channels`.
+func tone(seconds: Double, rate: Int = 22_050, channels: Int = 1, frequency: Double = 440) -> [Int16] {
+    let frames = Int(seconds * Double(rate))
+    var out = [Int16]()
+    out.reserveCapacity(frames * channels)
+    for i in 0..<frames {
+        let v = Int16(16_383 * sin(2 * Double.pi * frequency * Double(i) / Double(rate)))
+        for _ in 0..<channels { out.append(v) }
+    }
+    return out
+}
+
+let mono22k = AudioFormat(sampleRate: 22_050, channels: 1)
+
+/// Polls `condition` every 2 ms until it holds or `timeout` seconds pass.
+@discardableResult
+func waitFor(_ timeout: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return true
+}
+
+func sleep(_ seconds: Double) async {
+    try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+}
+
+/// A private server, a recorder on its monitor and an output connected to it.
+/// (Sample times are estimated from 5 ms chunk arrivals, so windows keep ~10 ms away from the
+/// moment something changed.)
+struct Rig {
+    // Declared in teardown order: the output goes before the server it talks to.
+    let output: PulseOutput
+    let recorder: MonitorRecorder
+    let server: PrivatePulseServer
+
+    init() async throws {
+        let server = try PrivatePulseServer()
+        let recorder = MonitorRecorder(server: server.serverAddress)
+        try recorder.start()
+        var logger = Logger(label: "test.audio")
+        logger.logLevel = .debug
+        output = PulseOutput(server: server.serverAddress, logger: logger)
+        self.recorder = recorder
+        self.server = server
+        try await output.waitUntilConnected()
+    }
+
+    /// Plays a whole track and waits until it is finished.
+    func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> Bool {
+        output.begin(format: format)
+        output.append(samples)
+        output.end()
+        return await waitFor(timeout) { output.progress().isFinished }
+    }
+}
+
+@Suite("PulseOutput against a private PulseAudio", .serialized)
+struct PulseOutputTests {
+    @Test func trackPlaysAndFinishes() async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 0.5)
+        let t0 = rig.recorder.elapsed()
+        let finished = await rig.play(samples)
+        let t1 = rig.recorder.elapsed()
+        #expect(finished)
+        let p = rig.output.progress()
+        #expect(p.isFinished && p.isConnected)
+        #expect(p.appendedFrames == samples.count)
+        #expect(p.playedFrames == p.appendedFrames)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let rms = rec.rms(from: t0, to: t1)
+        #expect(rms > 0.2, "RMS while playing: \(rms)")
+        let first = try #require(rec.firstAudibleTime(threshold: 0.01, after: t0))
+        print("first audible sample \(Int((first - t0) * 1000)) ms after begin/append; finished after \(Int((t1 - t0) * 1000)) ms")
+        #expect(first - t0 < 0.1)
+        let audible = rec.audibleDuration(threshold: 0.1)
+        #expect(abs(audible - 0.5) < 0.05, "audible \(audible) s for a 0.5 s track")
+    }
+
+    @Test func veryShortTrackPlaysAndFinishes() async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 0.03)
+        let finished = await rig.play(samples, timeout: 2)
+        #expect(finished)
+        #expect(rig.output.progress().playedFrames == samples.count)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005)
+        #expect(audible >= 0.02 && audible <= 0.045, "audible \(audible) s for a 30 ms track")
+    }
+
+    @Test func pauseSilencesAndResumeContinues() async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 1.0)
+        rig.output.begin(format: mono22k)
+        rig.output.append(samples)
+        rig.output.end()
+        await sleep(0.3)
+        let pausedAt = rig.recorder.elapsed()
+        rig.output.setPaused(true)
+        await sleep(0.05)
+        let playedEarly = rig.output.progress().playedFrames
+        await sleep(0.4)
+        let playedLate = rig.output.progress().playedFrames
+        #expect(playedLate == playedEarly, "position moved while paused")
+        #expect(!rig.output.progress().isFinished)
+        #expect(rig.output.streamStatus().isCorked)
+        let resumedAt = rig.recorder.elapsed()
+        rig.output.setPaused(false)
+        let finished = await waitFor(3) { rig.output.progress().isFinished }
+        #expect(finished)
+        #expect(rig.output.progress().playedFrames == samples.count)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let silent = rec.rms(from: pausedAt + 0.02, to: resumedAt - 0.01)
+        #expect(silent < 0.001, "RMS during pause \(silent)")
+        let lastBeforeResume = rec.lastAudibleTime(before: resumedAt)
+        let silencedAfter = (lastBeforeResume ?? pausedAt) - pausedAt
+        print("pause: last audible sample \(Int(silencedAfter * 1000)) ms after setPaused(true)")
+        #expect(silencedAfter < 0.02)
+        let back = try #require(rec.firstAudibleTime(threshold: 0.01, after: resumedAt))
+        print("resume: first audible sample \(Int((back - resumedAt) * 1000)) ms after setPaused(false)")
+        #expect(back - resumedAt < 0.05)
+        let audible = rec.audibleDuration(threshold: 0.1)
+        #expect(abs(audible - 1.0) < 0.06, "audible \(audible) s for a 1 s track paused once")
+    }
+
+    @Test func cancelSilencesAndResets() async throws {
+        let rig = try await Rig()
+        rig.output.begin(format: mono22k)
+        rig.output.append(tone(seconds: 2))
+        rig.output.end()
+        await sleep(0.3)
+        #expect(rig.output.progress().playedFrames > 0)
+        let cancelledAt = rig.recorder.elapsed()
+        rig.output.cancel()
+        let p = rig.output.progress()
+        #expect(p == PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: true))
+        await sleep(0.3)
+        #expect(rig.output.streamStatus().isCorked)
+        var rec = rig.recorder.snapshot()
+        let last = try #require(rec.lastAudibleTime(threshold: 0.01))
+        print("cancel: last audible sample \(Int((last - cancelledAt) * 1000)) ms after cancel()")
+        #expect(last - cancelledAt < 0.05)
+        #expect(rec.rms(from: cancelledAt + 0.05) < 0.001)
+
+        // The same stream carries the next track from its first frame.
+        let next = tone(seconds: 0.2, frequency: 660)
+        let t = rig.recorder.elapsed()
+        #expect(await rig.play(next))
+        #expect(rig.output.progress().playedFrames == next.count)
+        await sleep(0.05)
+        rec = rig.recorder.stop()
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
+        #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s track after cancel")
+    }
+
+    @Test func holdStopsAtFrameAndReleaseContinues() async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 1.0)
+        let holdFrame = 11_025
+        rig.output.begin(format: mono22k)
+        rig.output.hold(at: holdFrame)
+        rig.output.append(samples)
+        #expect(await waitFor(3) { rig.output.progress().isFinished }, "finished at hold")
+        let atHold = rig.output.progress()
+        #expect(atHold.playedFrames == holdFrame)
+        #expect(rig.output.streamStatus().isCorked)
+        await sleep(0.3)
+        #expect(rig.output.progress().playedFrames == holdFrame)
+        let releasedAt = rig.recorder.elapsed()
+        rig.output.hold(at: nil)
+        #expect(!rig.output.progress().isFinished)
+        rig.output.end()
+        #expect(await waitFor(3) { rig.output.progress().isFinished })
+        #expect(rig.output.progress().playedFrames == samples.count)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        #expect(rec.rms(from: releasedAt - 0.25, to: releasedAt - 0.01) < 0.001, "silent while held")
+        let before = rec.audibleDuration(threshold: 0.1, window: 0.005, to: releasedAt)
+        let after = rec.audibleDuration(threshold: 0.1, window: 0.005, from: releasedAt)
+        #expect(abs(before - 0.5) < 0.03, "audible before release \(before)")
+        #expect(abs(after - 0.5) < 0.03, "audible after release \(after)")
+    }
+
+    @Test func holdBehindWhatWasWrittenStopsPromptly() async throws {
+        let rig = try await Rig()
+        rig.output.begin(format: mono22k)
+        rig.output.append(tone(seconds: 2))
+        rig.output.end()
+        await sleep(0.3)
+        let here = rig.output.progress().playedFrames
+        let heldAt = rig.recorder.elapsed()
+        rig.output.hold(at: here + mono22k.frames(milliseconds: 5))  // already given to the server
+        #expect(await waitFor(1) { rig.output.progress().isFinished }, "finished at (or just past) the hold")
+        let p = rig.output.progress()
+        #expect(p.playedFrames >= here && p.playedFrames < here + mono22k.frames(milliseconds: 60))
+        await sleep(0.2)
+        let rec = rig.recorder.stop()
+        #expect(rec.rms(from: heldAt + 0.1) < 0.001)
+    }
+
+    @Test func idleOutputIsCorked() async throws {
+        let rig = try await Rig()
+        rig.output.begin(format: mono22k)
+        rig.output.append(tone(seconds: 1))
+        rig.output.end()
+        await sleep(0.2)
+        #expect(try rig.server.sinkInputCorkStates() == [false])
+        #expect(!rig.output.streamStatus().isCorked)
+        #expect(await waitFor(3) { rig.output.progress().isFinished })
+        await sleep(0.05)
+        #expect(rig.output.streamStatus().isCorked)
+        #expect(try rig.server.sinkInputCorkStates() == [true])
+        let status = rig.output.streamStatus()
+        let frameBytes = 2
+        print("granted tlength \(status.grantedTargetLength / frameBytes * 1000 / 22_050) ms, minreq \(status.grantedMinimumRequest / frameBytes * 1000 / 22_050) ms, prebuf \(status.grantedPrebuffer) bytes")
+        #expect(status.grantedTargetLength > 0 && status.grantedTargetLength <= 22_050 * 2 / 20)  // ≤ 50 ms
+    }
+
+    @Test func formatChangeBetweenTracks() async throws {
+        let rig = try await Rig()
+        let a = tone(seconds: 0.2)
+        #expect(await rig.play(a))
+        let stereo = AudioFormat(sampleRate: 48_000, channels: 2)
+        let t = rig.recorder.elapsed()
+        let b = tone(seconds: 0.2, rate: 48_000, channels: 2)
+        #expect(await rig.play(b, format: stereo))
+        #expect(rig.output.progress().playedFrames == b.count / 2)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
+        #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s stereo track")
+        #expect(try rig.server.sinkInputCorkStates().count == 1)
+    }
+
+    @Test func serverRestartMidTrack() async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 2)
+        rig.output.begin(format: mono22k)
+        rig.output.append(samples)
+        rig.output.end()
+        await sleep(0.3)
+        rig.server.stop()
+        #expect(await waitFor(2) { !rig.output.progress().isConnected }, "disconnect noticed")
+        // Nothing hangs while the server is gone.
+        let clock = ContinuousClock()
+        let took = clock.measure {
+            for _ in 0..<10 {
+                _ = rig.output.progress()
+                rig.output.setPaused(false)
+            }
+        }
+        #expect(took < .milliseconds(50))
+        let down = rig.output.progress()
+        #expect(!down.isFinished && down.appendedFrames == samples.count)
+        await sleep(0.3)
+        try rig.server.start()
+        let restartedAt = Date()
+        #expect(await waitFor(5) { rig.output.progress().isConnected }, "reconnected")
+        print("reconnected \(Int(Date().timeIntervalSince(restartedAt) * 1000)) ms after the server accepted again")
+        let recorder = MonitorRecorder(server: rig.server.serverAddress)
+        try recorder.start()
+        // The rest of the track (about 1.7 s) plays on the new server.
+        #expect(await waitFor(5) { rig.output.progress().isFinished })
+        let p = rig.output.progress()
+        #expect(p.playedFrames == samples.count)
+        let rest = recorder.stop().audibleDuration(threshold: 0.1)
+        #expect(rest > 1.0, "rest of the track after reconnection: \(rest) s")
+
+        // And a next track plays.
+        try recorder.start()
+        #expect(await rig.play(tone(seconds: 0.3)))
+        await sleep(0.05)
+        let rec = recorder.stop()
+        #expect(rec.rms() > 0.1)
+        let audible = rec.audibleDuration(threshold: 0.1)
+        #expect(abs(audible - 0.3) < 0.03, "audible \(audible) s for the track after reconnection")
+    }
+
+    @Test func unreachableServerNeitherBlocksNorCrashes() async throws {
+        let clock = ContinuousClock()
+        var output: PulseOutput?
+        let took = clock.measure {
+            output = PulseOutput(server: "unix:/nonexistent/a11y/native", logger: Logger(label: "test.audio"))
+        }
+        let o = try #require(output)
+        #expect(took < .milliseconds(200))
+        o.begin(format: mono22k)
+        o.append(tone(seconds: 0.1))
+        o.end()
+        o.setPaused(true)
+        o.cancel()
+        #expect(!o.progress().isConnected)
+        do {
+            try await o.waitUntilConnected(timeout: .milliseconds(400))
+            Issue.record("connected to a server that does not exist")
+        } catch let error as SpeechError {
+            #expect(error.code == .audioUnavailable)
+        }
+    }
+}

@@ -260,7 +260,6 @@ import Testing
         try await Task.sleep(for: .milliseconds(600))
         let recording = recorder.stop()
         let reasons = Dictionary(uniqueKeysWithValues: await client.finishes().map { ($0.0, $0.1) })
-        print("S9 first audible", recording.firstAudibleTime() as Any, "last", recording.lastAudibleTime() as Any, "stopped at", stoppedAt, "samples", recording.samples.count)
         #expect(reasons[a] == .stopped && reasons[q1] == .stopped && reasons[q2] == .stopped)
         #expect(recording.rms(to: stoppedAt) > 0.02, "it was speaking")
         #expect(recording.rms(from: stoppedAt + 0.05) < 0.003, "and is silent after stop")

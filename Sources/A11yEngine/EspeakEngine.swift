@@ -72,9 +72,12 @@ public final class EspeakEngine: SpeechEngine {
 public struct PhonemeEntry: Sendable, Equatable, Hashable, Codable {
     public var mnemonic: String
     public var ipa: String
-    public init(mnemonic: String, ipa: String) {
+    /// eSpeak keeps it unchanged between vowels (no contextual substitution or insertion).
+    public var stable: Bool
+    public init(mnemonic: String, ipa: String, stable: Bool = true) {
         self.mnemonic = mnemonic
         self.ipa = ipa
+        self.stable = stable
     }
 }
 

@@ -84,18 +84,46 @@ extension EspeakSession {
     }
 
     /// The phonemes `voice` knows: each mnemonic that the voice parses as exactly one phoneme,
-    /// with the IPA eSpeak gives it (mode 0 and mode 2 of the same `[[m]]`, aligned by separator).
+    /// with the IPA eSpeak gives it (mode 0 and mode 2 of the same input, aligned one to one by a
+    /// separator). The IPA is read in the frame `[[t|m|t]]` (so a lone vowel is not treated as a
+    /// word-final one); `stable` tells whether eSpeak keeps the phoneme as is between vowels
+    /// (`[[a|m|a]]`: no substitution such as English t → flap, no inserted phoneme).
     func phonemeInventory(voice: String) throws -> [PhonemeEntry] {
+        func pieces(_ input: String, ipa: Bool) throws -> [String] {
+            try textToPhonemes(input, voice: voice, ipa: ipa, separator: "_", phonemeInput: true)
+                .split(separator: "_", omittingEmptySubsequences: true)
+                .map { String($0.filter { $0 != "'" && $0 != "," && $0 != "ˈ" && $0 != "ˌ" }) }
+                .filter { !$0.isEmpty }
+        }
         var entries: [PhonemeEntry] = []
         for mnemonic in try allMnemonics() {
             // Pauses, stress and boundary codes are not sounds.
-            if mnemonic.hasPrefix("_") || mnemonic == "||" || mnemonic == "|" { continue }
-            let input = "[[" + mnemonic + "]]"
-            let parsed = try textToPhonemes(input, voice: voice, ipa: false, separator: "_", phonemeInput: true)
-            guard parsed == mnemonic else { continue }
-            let ipa = try textToPhonemes(input, voice: voice, ipa: true, separator: "_", phonemeInput: true)
-            guard !ipa.isEmpty, !ipa.contains("_"), !ipa.contains(" ") else { continue }
-            entries.append(PhonemeEntry(mnemonic: mnemonic, ipa: ipa))
+            if mnemonic.hasPrefix("_") || mnemonic == "||" || mnemonic == "|" || mnemonic.contains("'") || mnemonic.contains(",") { continue }
+            let alone = try pieces("[[" + mnemonic + "]]", ipa: false) == [mnemonic]
+            let framedParse = try pieces("[[t|" + mnemonic + "|t]]", ipa: false) == ["t", mnemonic, "t"]
+            // Between vowels too: German devoices b, d, g, z before t (final devoicing).
+            let voicedParse = try pieces("[[a|" + mnemonic + "|a]]", ipa: false) == ["a", mnemonic, "a"]
+            // Stressed: vowels some voices only keep under stress (Italian ɛ ɔ, German ʏ).
+            let stressedParse = try pieces("[[t|'" + mnemonic + "|t]]", ipa: false) == ["t", mnemonic, "t"]
+            guard alone || framedParse || voicedParse || stressedParse else { continue }
+            if !alone && !framedParse && !voicedParse {
+                let framed = try pieces("[[t|'" + mnemonic + "|t]]", ipa: true)
+                guard framed.count == 3 else { continue }
+                entries.append(PhonemeEntry(mnemonic: mnemonic, ipa: framed[1], stable: false))
+                continue
+            }
+            var ipa = alone ? try pieces("[[" + mnemonic + "]]", ipa: true) : []
+            if voicedParse {
+                let framed = try pieces("[[a|" + mnemonic + "|a]]", ipa: true)
+                if framed.count == 3 { ipa = [framed[1]] }
+            }
+            if framedParse && !voicedParse {
+                let framed = try pieces("[[t|" + mnemonic + "|t]]", ipa: true)
+                if framed.count == 3 { ipa = [framed[1]] }
+            }
+            guard ipa.count == 1, !ipa[0].contains(" ") else { continue }
+            let stable = voicedParse
+            entries.append(PhonemeEntry(mnemonic: mnemonic, ipa: ipa[0], stable: stable))
         }
         return entries
     }

@@ -24,15 +24,18 @@ public struct IPAConverter: Sendable {
         self.voice = voice
         self.language = language
         var table: [String: String] = [:]
-        // Several mnemonics may print the same IPA: prefer the shortest, then the first listed
-        // (phontab lists a language's own table before its parents' ones is not guaranteed, so
-        // ties go to the plain ASCII order, which is stable).
+        var chosen: [String: PhonemeEntry] = [:]
+        // Several mnemonics may print the same IPA: prefer one eSpeak keeps unchanged between
+        // vowels (`stable`), then the shortest, then ASCII order (deterministic).
         for entry in inventory {
             let key = Self.normalizeKey(entry.ipa)
             guard !key.isEmpty else { continue }
-            if let existing = table[key] {
-                if (entry.mnemonic.count, entry.mnemonic) < (existing.count, existing) { table[key] = entry.mnemonic }
+            if let existing = chosen[key] {
+                let better = (entry.stable ? 0 : 1, entry.mnemonic.count, entry.mnemonic)
+                    < (existing.stable ? 0 : 1, existing.mnemonic.count, existing.mnemonic)
+                if better { chosen[key] = entry; table[key] = entry.mnemonic }
             } else {
+                chosen[key] = entry
                 table[key] = entry.mnemonic
             }
         }

@@ -13,6 +13,7 @@ struct Canon {
         case "fr": map["ʀ"] = "ʁ"; map["r"] = "ʁ"
         case "en": map["r"] = "ɹ"; map["ɝ"] = "ɜɹ"; map["ɚ"] = "əɹ"
         case "de": map["ʁ"] = "r"; map["χ"] = "x"; map["ɾ"] = "r"
+        case "es": map["β"] = "b"; map["ð"] = "d"; map["ɣ"] = "ɡ"
         default: break
         }
         return map
@@ -49,7 +50,13 @@ struct Canon {
         }
         var view = String.UnicodeScalarView()
         view.append(contentsOf: out)
-        return String(view)
+        var result = String(view)
+        if language == "en" {
+            // eSpeak's linking r after an r-coloured vowel (ɚ, ʊɹ…) before a vowel: English has no
+            // geminate ɹ, so ɹɹ is one ɹ.
+            while result.contains("ɹɹ") { result = result.replacingOccurrences(of: "ɹɹ", with: "ɹ") }
+        }
+        return result
     }
 
     static let vowels: Set<Unicode.Scalar> = Set("iyɨʉɯuɪʏʊeøɘɵɤoəɛœɜɞʌɔæɐaɶɑɒɚɝ".unicodeScalars)

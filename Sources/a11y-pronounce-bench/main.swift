@@ -48,6 +48,13 @@ guard let dataDir = arguments.first else {
     exit(2)
 }
 let verbose = arguments.contains("--verbose")
+if dataDir == "--inventory", let voice = arguments.dropFirst().first {
+    let engine = try EspeakEngine(logger: Logger(label: "bench"))
+    for entry in try await engine.phonemeInventory(voice: voice) {
+        print(entry.mnemonic, entry.ipa, entry.stable ? "" : "(unstable)")
+    }
+    exit(0)
+}
 let wanted = Set(arguments.dropFirst().filter { !$0.hasPrefix("--") })
 let engine = try EspeakEngine(logger: Logger(label: "bench"))
 let pronouncer = Pronouncer(engine: engine)

@@ -20,4 +20,12 @@ extension IPAConverter {
         }
         return list
     }
+
+    /// Equivalences applied even when the voice has a phoneme printed as the left symbol.
+    static func overrides(for language: String) -> [(String, String)] {
+        switch language {
+        case "fr": return [("ʀ", "ʁ"), ("r", "ʁ")]
+        default: return []
+        }
+    }
 }

@@ -42,6 +42,11 @@ public struct IPAConverter: Sendable {
         for (from, to) in Self.aliases(for: language) where table[from] == nil {
             if let mnemonic = table[to] { table[from] = mnemonic }
         }
+        // Conventions that must win even when the voice has the symbol (French: ʀ and r are
+        // how people write the French r; eSpeak's `r"` is a trill nobody means).
+        for (from, to) in Self.overrides(for: language) {
+            if let mnemonic = table[to] { table[from] = mnemonic }
+        }
         self.table = table
         self.longestKey = table.keys.map { $0.unicodeScalars.count }.max() ?? 1
         self.parseable = Set(inventory.map(\.mnemonic)).union(allMnemonics)

@@ -81,6 +81,12 @@ let package = Package(
             ]
         ),
 
+        // Pronunciation benchmark: dictionary IPA given as spans, compared with what eSpeak says.
+        .executableTarget(
+            name: "a11y-pronounce-bench",
+            dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
         .target(
             name: "A11yTestSupport",

@@ -32,12 +32,43 @@ public struct SpeechSegment: Sendable, Equatable {
     public var sourceStart: Int
     /// How many Unicode scalars of the client's text this segment stands for.
     public var sourceLength: Int
+    /// How this segment is read (spell-out, punctuation, prosody, a pause before it).
+    public var options: Options
 
-    public init(content: Content, voice: String, sourceStart: Int, sourceLength: Int) {
+    public init(
+        content: Content, voice: String, sourceStart: Int, sourceLength: Int, options: Options = Options()
+    ) {
         self.content = content
         self.voice = voice
         self.sourceStart = sourceStart
         self.sourceLength = sourceLength
+        self.options = options
+    }
+
+    /// Per-segment reading options; the defaults read text as eSpeak normally does.
+    public struct Options: Sendable, Equatable {
+        /// Spell `.text` letter by letter (character names), digits one by one.
+        public var spellOut: Bool
+        /// Speak every punctuation character of `.text` by name.
+        public var punctuation: Bool
+        /// Multiplies the request's rate, pitch and volume for this segment (1 = unchanged).
+        public var rateScale: Double
+        public var pitchScale: Double
+        public var volumeScale: Double
+        /// Silence inserted before this segment, in milliseconds (SSML `break`).
+        public var pauseBeforeMilliseconds: Int
+
+        public init(
+            spellOut: Bool = false, punctuation: Bool = false, rateScale: Double = 1,
+            pitchScale: Double = 1, volumeScale: Double = 1, pauseBeforeMilliseconds: Int = 0
+        ) {
+            self.spellOut = spellOut
+            self.punctuation = punctuation
+            self.rateScale = rateScale
+            self.pitchScale = pitchScale
+            self.volumeScale = volumeScale
+            self.pauseBeforeMilliseconds = pauseBeforeMilliseconds
+        }
     }
 }
 

@@ -21,11 +21,27 @@ extension EspeakSession {
                 for segment in request.segments {
                     if context.isCancelled { break }
                     try selectVoice(segment.voice)
-                    setParameters(rate: request.rate, pitch: request.pitch, volume: request.volume)
-                    context.beginSegment(segment)
+                    let options = segment.options
+                    setParameters(
+                        rate: Int((Double(request.rate) * options.rateScale).rounded()),
+                        pitch: Int((Double(request.pitch) * options.pitchScale).rounded()),
+                        volume: Int((Double(request.volume) * options.volumeScale).rounded()))
+                    setPunctuation(options.punctuation)
+                    if options.pauseBeforeMilliseconds > 0 {
+                        context.emitSilence(frames: sampleRate * min(options.pauseBeforeMilliseconds, 60_000) / 1000)
+                    }
                     let input: String
+                    var positionMap: [Int]?
                     var flags = UInt32(espeakCHARS_UTF8)
                     switch segment.content {
+                    case .text(let text) where options.spellOut:
+                        // Spelled through eSpeak's SSML reader with every character escaped: the
+                        // client's text is still never read as markup. Positions map back through
+                        // `positionMap` (eSpeak counts the markup).
+                        let spelled = Self.spellOutInput(text)
+                        input = spelled.input
+                        positionMap = spelled.positionMap
+                        flags |= UInt32(espeakSSML)
                     case .text(let text):
                         // Plain UTF-8 only: no SSML, no phoneme input, so markup is read literally.
                         input = text
@@ -33,20 +49,56 @@ extension EspeakSession {
                         input = "[[" + mnemonics + "]]"
                         flags |= UInt32(espeakPHONEMES)
                     }
+                    context.beginSegment(segment, positionMap: positionMap)
                     let size = input.utf8.count + 1
                     let status = input.withCString { text in
                         espeak_Synth(
                             text, size, 0, POS_CHARACTER, 0, flags, nil, userData)
                     }
+                    phonemeInput = (flags & UInt32(espeakPHONEMES)) != 0
                     guard status == EE_OK else {
                         throw SpeechError(.engineFailed, "espeak_Synth failed (\(status.rawValue))")
                     }
                     context.endSegment()
                 }
             }
+            setPunctuation(false)
             context.finish()
         } catch {
+            setPunctuation(false)
             continuation.finish(throwing: error)
         }
+    }
+}
+
+extension EspeakSession {
+    func setPunctuation(_ all: Bool) {
+        espeak_SetParameter(espeakPUNCTUATION, Int32(all ? espeakPUNCT_ALL.rawValue : espeakPUNCT_NONE.rawValue), 0)
+    }
+
+    /// `text` inside `<speak><say-as interpret-as="characters">…</say-as></speak>`, each of `<`, `>`,
+    /// `&`, `"`, `'` escaped, and for each code point of the result (eSpeak's 1-based
+    /// `text_position` minus one) the offset in `text`, in Unicode scalars, it stands for.
+    static func spellOutInput(_ text: String) -> (input: String, positionMap: [Int]) {
+        let open = "<speak><say-as interpret-as=\"characters\">"
+        let close = "</say-as></speak>"
+        var input = open
+        var map = Array(repeating: 0, count: open.unicodeScalars.count)
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            let piece: String
+            switch scalar {
+            case "<": piece = "&lt;"
+            case ">": piece = "&gt;"
+            case "&": piece = "&amp;"
+            case "\"": piece = "&quot;"
+            case "'": piece = "&apos;"
+            default: piece = String(scalar)
+            }
+            input += piece
+            map += Array(repeating: offset, count: piece.unicodeScalars.count)
+        }
+        input += close
+        map += Array(repeating: text.unicodeScalars.count, count: close.unicodeScalars.count)
+        return (input, map)
     }
 }

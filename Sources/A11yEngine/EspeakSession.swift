@@ -11,6 +11,11 @@ final class EspeakSession {
     private var currentVoice: String?
     /// Voices as listed once (the installed set does not change under a running daemon).
     private var voiceList: [VoiceEntry]?
+    /// Whether libespeak-ng's global phoneme-input option is on (set by the last `espeak_Synth`),
+    /// nil when unknown.
+    var phonemeInput: Bool?
+    /// Every mnemonic of `phontab`, read once.
+    var mnemonicList: [String]?
 
     init() {}
 

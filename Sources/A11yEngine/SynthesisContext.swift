@@ -53,8 +53,13 @@ final class SynthesisContext {
 
     var isCancelled: Bool { cancellation.isCancelled }
 
-    func beginSegment(_ segment: SpeechSegment) {
+    /// eSpeak `text_position - 1` → offset in the segment's text, when the input eSpeak read is
+    /// not the segment's text itself (spell-out markup).
+    private var positionMap: [Int]?
+
+    func beginSegment(_ segment: SpeechSegment, positionMap: [Int]? = nil) {
         self.segment = segment
+        self.positionMap = positionMap
         rawFramesInSegment = 0
         seenPositions.removeAll(keepingCapacity: true)
         if case .phonemes = segment.content {
@@ -67,6 +72,16 @@ final class SynthesisContext {
         rawFramesBeforeSegment += rawFramesInSegment
         rawFramesInSegment = 0
         segment = nil
+    }
+
+    /// Inserts `frames` of silence at this point of the utterance (between segments).
+    func emitSilence(frames: Int) {
+        guard frames > 0, !cancellation.isCancelled else { return }
+        rawFramesBeforeSegment += frames
+        audible = true
+        producedFrames += frames
+        let words = takeMarks(flushAll: false)
+        continuation.yield(SynthesisChunk(samples: Array(repeating: 0, count: frames), words: words))
     }
 
     /// Delivers marks still pending (a segment that made no sound) and ends the stream.
@@ -129,7 +144,12 @@ final class SynthesisContext {
         let position = Int(event.text_position)
         guard position >= 1, seenPositions.insert(position).inserted else { return }
         let sourceEnd = segment.sourceStart + max(segment.sourceLength, 0)
-        let start = min(max(segment.sourceStart + position - 1, segment.sourceStart), sourceEnd)
+        var offset = position - 1
+        if let positionMap {
+            guard offset < positionMap.count else { return }
+            offset = positionMap[offset]
+        }
+        let start = min(max(segment.sourceStart + offset, segment.sourceStart), sourceEnd)
         let length = max(0, min(Int(event.length), sourceEnd - start))
         // eSpeak sometimes reports a zero-length "word" at the very end: it names no text.
         guard length > 0 else { return }

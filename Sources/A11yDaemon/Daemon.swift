@@ -1,6 +1,7 @@
 import A11yAudio
 import A11yCore
 import A11yEngine
+import A11yPronunciation
 import A11yProtocol
 import Foundation
 import Logging
@@ -39,7 +40,8 @@ public struct Daemon: Sendable {
         }
         let output = PulseOutput(server: configuration.audioServer, logger: logger)
         let speech = SpeechService(
-            engine: engine, output: output, configuration: configuration, environment: options.environment, logger: logger)
+            engine: engine, output: output, configuration: configuration, pronouncer: Pronouncer(engine: engine),
+            environment: options.environment, logger: logger)
 
         let listener = try SocketActivation.listener(
             environment: options.environment,

@@ -2,6 +2,7 @@ import A11yAudio
 import A11yCore
 import A11yDaemon
 import A11yEngine
+import A11yPronunciation
 import A11yProtocol
 import A11yTestSupport
 import Foundation
@@ -32,7 +33,9 @@ final class DaemonHarness {
         try await output.waitUntilConnected()
         var configuration = configuration
         configuration.voice.language = configuration.voice.language ?? "fr"
-        speech = SpeechService(engine: engine, output: output, configuration: configuration, environment: [:], logger: Self.logger)
+        speech = SpeechService(
+            engine: engine, output: output, configuration: configuration, pronouncer: Pronouncer(engine: engine),
+            environment: [:], logger: Self.logger)
         let server = SocketServer(listener: .path(socketPath), speech: speech, logger: Self.logger)
         let speech = self.speech
         tasks = [Task { try await speech.run() }, Task { try await server.run() }]

@@ -68,6 +68,32 @@ import Testing
         await daemon.shutDown()
     }
 
+    @Test func spansChangeVoiceAndPronunciationAndBadSpansAreRefused() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        // The seed's example: "blablabla" said with the IPA an iOS app would give.
+        var ipa = ClientRequest.say("Le mot blablabla est prononcé autrement.")
+        ipa.spans = [.init(start: 7, length: 9, ipa: "mɔ̃.daj.fɔ.nə.fɔ̃.ksjɔ.nə.paʀ.fɛ.tə.ˈmɑ̃")]
+        let spoken = try await client.post(ipa)
+        #expect(try await client.finished(spoken).successful == true)
+        let words = await client.events(of: spoken).filter { $0.event == "word" }.compactMap(\.start)
+        #expect(words.contains(7), "the IPA span is reported at the client's offset of 'blablabla': \(words)")
+        var english = ClientRequest.say("Ouvrez le fichier README maintenant")
+        english.spans = [.init(start: 18, length: 6, lang: "en")]
+        #expect(try await client.finished(try await client.post(english)).successful == true)
+        var bad = ClientRequest.say("court")
+        bad.id = .string("bad")
+        bad.spans = [.init(start: 3, length: 10, ipa: "a")]
+        try await client.send(bad)
+        #expect(try await client.waitFor("bad span") { $0.id == .string("bad") }.error?.code == "invalid_request")
+        var unknownSymbol = ClientRequest.say("bonjour")
+        unknownSymbol.id = .string("ipa")
+        unknownSymbol.spans = [.init(start: 0, length: 7, ipa: "bɔ̃ǂuʁ")]
+        try await client.send(unknownSymbol)
+        #expect(try await client.waitFor("bad ipa") { $0.id == .string("ipa") }.error?.code == "invalid_ipa")
+        await daemon.shutDown()
+    }
+
     @Test func s1TenQueuedAnnouncementsAreSpokenInOrder() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yPronunciation
 import A11yProtocol
 import Foundation
 import Logging
@@ -10,14 +11,18 @@ public final class SpeechService: Service {
     public let coordinator: SpeechCoordinator
     public let router: EventRouter
     let engine: any SpeechEngine
+    /// IPA, language, spell-out and punctuation spans; nil where the engine is not eSpeak-NG (tests with fakes).
+    let pronouncer: Pronouncer?
     private let configuration: Mutex<DaemonConfiguration>
     private let environment: [String: String]
     private let logger: Logger
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, configuration: DaemonConfiguration,
+        pronouncer: Pronouncer? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
     ) {
+        self.pronouncer = pronouncer
         var settings = SpeechCoordinator.Configuration()
         settings.pendingLimit = configuration.queueLimit
         settings.earcon = configuration.earcon
@@ -91,13 +96,16 @@ public final class SpeechService: Service {
         } else {
             throw SpeechError(.invalidRequest, "'ssml' is not supported by this daemon yet")
         }
-        if request.spans != nil {
-            throw SpeechError(.invalidRequest, "'spans' are not supported by this daemon yet")
+        var segments = [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]
+        if let spans = request.spans, !spans.isEmpty {
+            guard let pronouncer else { throw SpeechError(.invalidRequest, "'spans' need the eSpeak-NG engine") }
+            let converted = spans.map {
+                SpeechSpan(start: $0.start, length: $0.length, ipa: $0.ipa, lang: $0.lang, spellOut: $0.spellOut, punctuation: $0.punctuation)
+            }
+            segments = try await pronouncer.plan(text: text, spans: converted, defaultVoice: voice).segments
         }
         let settings = SpeechSettings(voice: voiceConfiguration, rate: request.rate, pitch: request.pitch, volume: request.volume)
-        let synthesis = SynthesisRequest(
-            segments: [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)],
-            rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        let synthesis = SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
         let kind = request.kind ?? .announcement
         return SpeechItem(
             id: await coordinator.makeID(), kind: kind, priority: request.priority, queued: request.queue ?? false,

@@ -5,6 +5,7 @@
 actor ItemPlayer {
     enum Report: Sendable {
         case word(start: Int, length: Int)
+        case mark(name: String)
         case pausedAtWord
     }
 
@@ -24,6 +25,8 @@ actor ItemPlayer {
 
     /// Words synthesised but not yet heard, in order.
     private var unheardWords: [WordMark] = []
+    /// SSML marks synthesised but not yet heard, in order.
+    private var unheardMarks: [NamedMark] = []
     private var framesAppended = 0
     private var synthesisEnded = false
     private var synthesisError: SpeechError?
@@ -119,6 +122,7 @@ actor ItemPlayer {
             for try await chunk in engine.synthesize(item.synthesis) {
                 if Task.isCancelled { return }
                 unheardWords += chunk.words.map { WordMark(frame: $0.frame + offset, start: $0.start, length: $0.length) }
+                unheardMarks += chunk.marks.map { NamedMark(frame: $0.frame + offset, name: $0.name) }
                 framesAppended += chunk.samples.count
                 await output.append(chunk.samples)
                 if wantsWordPause && holdFrame == nil { await chooseHold() }
@@ -135,10 +139,21 @@ actor ItemPlayer {
         }
     }
 
+    /// Reports words and marks whose audio has been heard, in the order of their frames
+    /// (a mark before the word at the same frame: it stands before it in the text).
     private func announceWords(heardUpTo played: Int) async {
-        while let word = unheardWords.first, word.frame <= played {
-            unheardWords.removeFirst()
-            await report(.word(start: word.start, length: word.length))
+        while true {
+            let word = unheardWords.first.flatMap { $0.frame <= played ? $0 : nil }
+            let mark = unheardMarks.first.flatMap { $0.frame <= played ? $0 : nil }
+            if let mark, word.map({ mark.frame <= $0.frame }) ?? true {
+                unheardMarks.removeFirst()
+                await report(.mark(name: mark.name))
+            } else if let word {
+                unheardWords.removeFirst()
+                await report(.word(start: word.start, length: word.length))
+            } else {
+                return
+            }
         }
     }
 

@@ -144,6 +144,9 @@ public actor SpeechCoordinator {
         case .word(let start, let length):
             if case .stopping = queue.current?.phase { return }
             eventSink.yield(.word(id, start: start, length: length))
+        case .mark(let name):
+            if case .stopping = queue.current?.phase { return }
+            eventSink.yield(.mark(id, name: name))
         case .pausedAtWord:
             apply(queue.playbackPaused(id))
         }

@@ -57,11 +57,16 @@ public struct SpeechSegment: Sendable, Equatable {
         public var volumeScale: Double
         /// Silence inserted before this segment, in milliseconds (SSML `break`).
         public var pauseBeforeMilliseconds: Int
+        /// SSML `<mark name>` placed just before this segment: the engine reports it as a
+        /// `NamedMark` at the segment's first frame (after the pause), so it is told when heard.
+        public var markBefore: String?
 
         public init(
             spellOut: Bool = false, punctuation: Bool = false, rateScale: Double = 1,
-            pitchScale: Double = 1, volumeScale: Double = 1, pauseBeforeMilliseconds: Int = 0
+            pitchScale: Double = 1, volumeScale: Double = 1, pauseBeforeMilliseconds: Int = 0,
+            markBefore: String? = nil
         ) {
+            self.markBefore = markBefore
             self.spellOut = spellOut
             self.punctuation = punctuation
             self.rateScale = rateScale
@@ -91,10 +96,24 @@ public struct WordMark: Sendable, Equatable {
 public struct SynthesisChunk: Sendable, Equatable {
     public var samples: [Int16]
     public var words: [WordMark]
+    /// SSML marks that fall in this chunk (frames from the start of the utterance).
+    public var marks: [NamedMark]
 
-    public init(samples: [Int16], words: [WordMark] = []) {
+    public init(samples: [Int16], words: [WordMark] = [], marks: [NamedMark] = []) {
         self.samples = samples
         self.words = words
+        self.marks = marks
+    }
+}
+
+/// An SSML `<mark name="…"/>`: `frame` is where it stands in the utterance's audio.
+public struct NamedMark: Sendable, Equatable {
+    public var frame: Int
+    public var name: String
+
+    public init(frame: Int, name: String) {
+        self.frame = frame
+        self.name = name
     }
 }
 

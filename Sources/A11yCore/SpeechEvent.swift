@@ -29,13 +29,15 @@ public enum SpeechEvent: Sendable, Equatable {
     case started(UtteranceID)
     /// A word is about to be heard; `start`/`length` in Unicode scalars of the posted text.
     case word(UtteranceID, start: Int, length: Int)
+    /// An SSML `<mark>` was reached (its place in the audio was heard).
+    case mark(UtteranceID, name: String)
     case paused(UtteranceID)
     case resumed(UtteranceID)
     case finished(UtteranceID, text: String, reason: FinishReason, message: String?)
 
     public var utterance: UtteranceID {
         switch self {
-        case .started(let id), .word(let id, _, _), .paused(let id), .resumed(let id): id
+        case .started(let id), .word(let id, _, _), .mark(let id, _), .paused(let id), .resumed(let id): id
         case .finished(let id, _, _, _): id
         }
     }

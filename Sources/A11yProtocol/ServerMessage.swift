@@ -48,6 +48,8 @@ public struct ServerMessage: Sendable, Equatable, Codable {
     public var successful: Bool?
     public var reason: FinishReason?
     public var message: String?
+    /// `mark` events: the SSML mark's name.
+    public var name: String?
 
     public init() {}
 
@@ -76,6 +78,9 @@ public struct ServerMessage: Sendable, Equatable, Codable {
             self.event = "word"
             self.start = start
             self.length = length
+        case .mark(_, let name):
+            self.event = "mark"
+            self.name = name
         case .paused:
             self.event = "paused"
         case .resumed:

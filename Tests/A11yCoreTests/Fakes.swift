@@ -30,6 +30,9 @@ struct FakeEngine: SpeechEngine {
                     continuation.finish(throwing: SpeechError(.engineFailed, "fake failure"))
                     return
                 }
+                if let mark = segment.options.markBefore {
+                    continuation.yield(SynthesisChunk(samples: [], marks: [NamedMark(frame: frame, name: mark)]))
+                }
                 var offset = 0
                 for word in text.split(separator: " ", omittingEmptySubsequences: false) {
                     let length = word.unicodeScalars.count

@@ -135,6 +135,20 @@ import Testing
         #expect(output.state.withLock { $0.appended } == 150 + 60 + 100)
     }
 
+    @Test func marksAreToldWhenHeardBetweenTheWordsAroundThem() async {
+        let (coordinator, _, log, pump) = makeCoordinator()
+        defer { pump.cancel() }
+        var synthesis = request("un")
+        synthesis.segments.append(SpeechSegment(
+            content: .text("deux"), voice: "fr", sourceStart: 3, sourceLength: 4, options: .init(markBefore: "milieu")))
+        let id = UtteranceID(rawValue: 1)
+        await coordinator.post(SpeechItem(id: id, kind: .announcement, text: "un deux", synthesis: synthesis))
+        await log.wait { $0.count(finished: 1) }
+        #expect(await log.events.dropFirst().dropLast() == [
+            .word(id, start: 0, length: 2), .mark(id, name: "milieu"), .word(id, start: 3, length: 4),
+        ])
+    }
+
     @Test func statusReportsCurrentAndPending() async {
         let (coordinator, _, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }

@@ -4,6 +4,10 @@ import A11yCore
 public struct ClientRequest: Sendable, Equatable, Codable {
     public enum Operation: String, Sendable, Codable, CaseIterable {
         case post, pause, resume, stop, status, voices, subscribe
+        /// The IPA eSpeak-NG will pronounce for a post's fields, without speaking.
+        case pronounce
+        /// A post's audio, returned instead of played.
+        case render
     }
 
     public var op: Operation
@@ -69,10 +73,7 @@ public struct ClientRequest: Sendable, Equatable, Codable {
 
     /// Checks what decoding cannot: ranges and combinations.
     public func validate() throws(SpeechError) {
-        guard op == .post else {
-            if op == .pause, at == nil { return }
-            return
-        }
+        guard [.post, .pronounce, .render].contains(op) else { return }
         let sources = [text != nil, ssml != nil, element != nil].filter { $0 }.count
         if sources != 1 {
             throw SpeechError(.invalidRequest, "post needs exactly one of 'text', 'ssml' or 'element'")
@@ -92,5 +93,29 @@ public struct ClientRequest: Sendable, Equatable, Codable {
         if spans != nil, text == nil {
             throw SpeechError(.invalidRequest, "'spans' apply to 'text' only")
         }
+    }
+}
+
+extension ClientRequest.Span {
+    /// A span over every whole-word occurrence of `word` in `text` (offsets in Unicode scalars),
+    /// for the CLI's `--ipa WORD=IPA` and `--spell WORD`.
+    public static func occurrences(of word: String, in text: String, ipa: String? = nil, spellOut: Bool? = nil) -> [Self] {
+        let needle = Array(word.unicodeScalars)
+        let haystack = Array(text.unicodeScalars)
+        guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
+        func isWordScalar(_ index: Int) -> Bool {
+            haystack.indices.contains(index) && (haystack[index].properties.isAlphabetic || haystack[index].properties.numericType != nil)
+        }
+        var spans: [Self] = []
+        var index = 0
+        while index + needle.count <= haystack.count {
+            if Array(haystack[index..<index + needle.count]) == needle && !isWordScalar(index - 1) && !isWordScalar(index + needle.count) {
+                spans.append(Self(start: index, length: needle.count, ipa: ipa, spellOut: spellOut))
+                index += needle.count
+            } else {
+                index += 1
+            }
+        }
+        return spans
     }
 }

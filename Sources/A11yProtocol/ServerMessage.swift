@@ -39,6 +39,12 @@ public struct ServerMessage: Sendable, Equatable, Codable {
     public var queue: [ItemSummary]?
     public var voices: [Voice]?
     public var version: Int?
+    /// `pronounce`: what eSpeak-NG will say, in IPA (voice changes marked "(en) ").
+    public var ipa: String?
+    /// `render`: the audio, base64 of signed 16-bit little-endian PCM.
+    public var pcm: String?
+    public var sampleRate: Int?
+    public var channels: Int?
 
     // Events
     public var event: String?

@@ -152,25 +152,8 @@ public final class PrivatePulseServer {
         }
     }
 
-    /// posix_spawn with stdin from /dev/null and stdout+stderr to `output` (truncated).
-    /// (Foundation's Process hung in waitUntilExit/readDataToEndOfFile here, so it is not used.)
     private func spawn(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let r = posix_spawn(&child, path, &actions, nil, argv, envp)
-        guard r == 0 else { throw SpeechError(.internal, "cannot start \(path): errno \(r)") }
-        return child
+        try ChildProcess.start(path, arguments, environment: environment, stdoutPath: output).pid
     }
 
     private func socketAccepts() -> Bool {

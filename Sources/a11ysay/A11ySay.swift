@@ -43,6 +43,17 @@ struct A11ySay: AsyncParsableCommand {
     @Flag(help: "Block until the text has been spoken; exit 2 if it was not spoken to the end.")
     var wait = false
 
+    @Option(name: .customLong("ipa"), help: ArgumentHelp("Say every occurrence of WORD with this IPA (repeatable).", valueName: "WORD=IPA"))
+    var ipa: [String] = []
+    @Option(name: .customLong("spell"), help: ArgumentHelp("Spell every occurrence of WORD letter by letter (repeatable).", valueName: "WORD"))
+    var spell: [String] = []
+    @Flag(help: "TEXT is SSML (a safe subset: phoneme, say-as, lang, break, prosody, mark…).")
+    var ssml = false
+    @Flag(help: "Print the IPA eSpeak-NG will pronounce for this input, without speaking.")
+    var showIPA = false
+    @Option(help: ArgumentHelp("Render the utterance to a WAV file instead of playing it.", valueName: "FILE.wav"))
+    var output: String?
+
     @Flag(help: "Pause the daemon's speech.")
     var pause = false
     @Option(help: "With --pause: immediate (default) or word (at the end of the current word).")
@@ -69,6 +80,14 @@ struct A11ySay: AsyncParsableCommand {
         if controls == 0 && text == nil { throw ValidationError("nothing to say: give a TEXT, or a control such as --stop") }
         if kinds > 1 { throw ValidationError("use at most one of --layout, --screen, --scrolled") }
         if at != nil && !pause { throw ValidationError("--at goes with --pause") }
+        if showIPA && output != nil { throw ValidationError("use one of --show-ipa and --output") }
+        if ssml && (!ipa.isEmpty || !spell.isEmpty) { throw ValidationError("--ipa and --spell apply to plain text, not --ssml") }
+        for pair in ipa where !pair.contains("=") { throw ValidationError("--ipa takes WORD=IPA, got '\(pair)'") }
+        if let text, !ssml {
+            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where ClientRequest.Span.occurrences(of: word, in: text).isEmpty {
+                throw ValidationError("'\(word)' does not occur as a word in the text")
+            }
+        }
     }
 
     func run() async throws {
@@ -94,6 +113,10 @@ struct A11ySay: AsyncParsableCommand {
                 }
                 if message.ok == true {
                     utterance = message.utterance
+                    if let ipa = message.ipa, !json { print(ipa) }
+                    if let pcm = message.pcm, let output {
+                        try writeWAV(pcm: pcm, sampleRate: message.sampleRate ?? 22050, channels: message.channels ?? 1, to: output)
+                    }
                     if !json { report(message) }
                     return wait && utterance != nil
                 }
@@ -125,6 +148,19 @@ struct A11ySay: AsyncParsableCommand {
         if listVoices { return ClientRequest(op: .voices) }
         let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
         var request = ClientRequest.post(text ?? "", kind: kind, queue: queue ? true : nil, priority: priority)
+        if showIPA { request.op = .pronounce }
+        if output != nil { request.op = .render }
+        if ssml {
+            request.ssml = request.text
+            request.text = nil
+        }
+        var spans: [ClientRequest.Span] = []
+        for pair in ipa {
+            let word = String(pair.prefix { $0 != "=" })
+            spans += ClientRequest.Span.occurrences(of: word, in: text ?? "", ipa: String(pair.dropFirst(word.count + 1)))
+        }
+        for word in spell { spans += ClientRequest.Span.occurrences(of: word, in: text ?? "", spellOut: true) }
+        if !spans.isEmpty { request.spans = spans.sorted { $0.start < $1.start } }
         request.lang = lang
         request.rate = rate
         request.pitch = pitch
@@ -144,6 +180,16 @@ struct A11ySay: AsyncParsableCommand {
         }
         for voice in message.voices ?? [] {
             print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)")
+        }
+    }
+
+    func writeWAV(pcm base64: String, sampleRate: Int, channels: Int, to path: String) throws {
+        guard let pcm = Data(base64Encoded: base64) else { throw ValidationError("the daemon sent unreadable audio") }
+        do {
+            try WAVFile.data(pcm: pcm, sampleRate: sampleRate, channels: channels).write(to: URL(fileURLWithPath: path))
+        } catch {
+            printError("cannot write \(path): \(error.localizedDescription)")
+            throw ExitCode.failure
         }
     }
 

@@ -81,6 +81,12 @@ import Testing
         var english = ClientRequest.say("Ouvrez le fichier README maintenant")
         english.spans = [.init(start: 18, length: 6, lang: "en")]
         #expect(try await client.finished(try await client.post(english)).successful == true)
+        var show = english
+        show.op = .pronounce
+        show.id = .string("show")
+        try await client.send(show)
+        let shown = try #require(try await client.waitFor("pronounce") { $0.id == .string("show") }.ipa)
+        #expect(shown.contains("(en)"), "the README span is said with an English voice: \(shown)")
         var bad = ClientRequest.say("court")
         bad.id = .string("bad")
         bad.spans = [.init(start: 3, length: 10, ipa: "a")]

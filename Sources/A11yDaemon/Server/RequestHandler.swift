@@ -1,5 +1,6 @@
 import A11yCore
 import A11yProtocol
+import Foundation
 import Logging
 
 /// Answers the lines of one connection. Lines that arrived together are applied together:
@@ -50,6 +51,21 @@ struct RequestHandler: Sendable {
         switch request.op {
         case .post:
             break
+        case .pronounce:
+            do {
+                reply.ipa = try await speech.pronunciation(of: request)
+            } catch {
+                return .failure(Self.speechError(error), id: request.id)
+            }
+        case .render:
+            do {
+                let (format, samples) = try await speech.render(request)
+                reply.sampleRate = format.sampleRate
+                reply.channels = format.channels
+                reply.pcm = samples.withUnsafeBytes { Data($0) }.base64EncodedString()
+            } catch {
+                return .failure(Self.speechError(error), id: request.id)
+            }
         case .pause:
             reply.effective = await coordinator.pause(at: request.at ?? .immediate)
         case .resume:

@@ -75,9 +75,15 @@ public final class SpeechService: Service {
         return "en"
     }
 
-    /// Turns a validated `post` into an item with its own id. Throws `SpeechError` (e.g. `unknown_voice`).
-    func makeItem(_ request: ClientRequest) async throws -> SpeechItem {
-        let voiceConfiguration = currentConfiguration.voice
+    /// What a request will say and how: the same path for speaking, `pronounce` and `render`.
+    struct Utterance: Sendable {
+        var text: String
+        var synthesis: SynthesisRequest
+    }
+
+    /// Resolves the voice, composes elements, applies spans (and SSML once supported).
+    /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_request`, …).
+    func utterance(for request: ClientRequest) async throws -> Utterance {
         let language = request.lang ?? defaultLanguage()
         let voice: String
         do {
@@ -98,17 +104,47 @@ public final class SpeechService: Service {
         }
         var segments = [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]
         if let spans = request.spans, !spans.isEmpty {
-            guard let pronouncer else { throw SpeechError(.invalidRequest, "'spans' need the eSpeak-NG engine") }
             let converted = spans.map {
                 SpeechSpan(start: $0.start, length: $0.length, ipa: $0.ipa, lang: $0.lang, spellOut: $0.spellOut, punctuation: $0.punctuation)
             }
-            segments = try await pronouncer.plan(text: text, spans: converted, defaultVoice: voice).segments
+            segments = try await requirePronouncer().plan(text: text, spans: converted, defaultVoice: voice).segments
         }
-        let settings = SpeechSettings(voice: voiceConfiguration, rate: request.rate, pitch: request.pitch, volume: request.volume)
-        let synthesis = SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        let settings = SpeechSettings(voice: currentConfiguration.voice, rate: request.rate, pitch: request.pitch, volume: request.volume)
+        return Utterance(
+            text: text,
+            synthesis: SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume))
+    }
+
+    private func requirePronouncer() throws -> Pronouncer {
+        guard let pronouncer else { throw SpeechError(.invalidRequest, "pronunciation features need the eSpeak-NG engine") }
+        return pronouncer
+    }
+
+    /// Turns a validated `post` into an item with its own id.
+    func makeItem(_ request: ClientRequest) async throws -> SpeechItem {
+        let utterance = try await utterance(for: request)
         let kind = request.kind ?? .announcement
         return SpeechItem(
             id: await coordinator.makeID(), kind: kind, priority: request.priority, queued: request.queue ?? false,
-            text: text, playsEarcon: kind == .screenChanged, synthesis: synthesis)
+            text: utterance.text, playsEarcon: kind == .screenChanged, synthesis: utterance.synthesis)
+    }
+
+    /// The IPA eSpeak-NG will actually pronounce for this request, without playing it.
+    func pronunciation(of request: ClientRequest) async throws -> String {
+        try await requirePronouncer().showIPA(try await utterance(for: request).synthesis.segments)
+    }
+
+    /// The request's audio, as it would be played (earcon excluded), without playing it.
+    func render(_ request: ClientRequest) async throws -> (format: AudioFormat, samples: [Int16]) {
+        let synthesis = try await utterance(for: request).synthesis
+        var samples: [Int16] = []
+        for try await chunk in engine.synthesize(synthesis) {
+            samples += chunk.samples
+            // About 2 minutes of audio is the most one reply carries.
+            if samples.count > engine.format.sampleRate * 120 {
+                throw SpeechError(.invalidRequest, "the utterance is longer than 2 minutes; render it in parts")
+            }
+        }
+        return (engine.format, samples)
     }
 }

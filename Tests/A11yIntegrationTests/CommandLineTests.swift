@@ -1,0 +1,100 @@
+import A11yCore
+import A11yTestSupport
+import Foundation
+import Testing
+
+/// `a11ysay` as a user runs it: the built binary against the real daemon.
+@Suite(.serialized) struct CommandLineTests {
+    /// The a11ysay built next to this test bundle.
+    static let a11ysay: String = {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return bundle.appendingPathComponent("a11ysay").path
+    }()
+
+    func run(_ arguments: [String], socket: String, timeout: Duration = .seconds(30)) async throws -> (status: Int32, out: String, err: String) {
+        let child = try start(arguments, socket: socket)
+        let status = try await child.wait(timeout: timeout)
+        return (status, child.standardOutput, child.standardError)
+    }
+
+    func start(_ arguments: [String], socket: String) throws -> ChildProcess {
+        let base = NSTemporaryDirectory() + "a11ysay-\(UUID().uuidString)"
+        var environment = ProcessInfo.processInfo.environment
+        environment["A11YD_SOCKET"] = socket
+        environment["A11YD_NO_AUTOSPAWN"] = "1"
+        return try ChildProcess.start(Self.a11ysay, arguments, environment: environment, stdoutPath: base + ".out", stderrPath: base + ".err")
+    }
+
+    @Test func anUnreachableDaemonIsOneLineOnStderrAndExitOne() async throws {
+        let result = try await run(["bonjour"], socket: "/nonexistent/a11yd/socket")
+        #expect(result.status == 1)
+        let lines = result.err.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("/nonexistent/a11yd/socket") == true)
+        #expect(lines.first?.contains("start it") == true)
+    }
+
+    @Test func speaksWaitsAndReportsWhyWhenNotSpoken() async throws {
+        let daemon = try await DaemonHarness()
+        let recorder = try daemon.recorder()
+        let spoken = try await run(["--wait", "bonjour tout le monde"], socket: daemon.socketPath)
+        #expect(spoken.status == 0, "\(spoken.err)")
+        #expect(recorder.stop().rms() > 0.02)
+        // A long item waited for, then cut off by a newer one: exit 2 and the reason.
+        let long = try start(["--wait", longSentence], socket: daemon.socketPath)
+        let client = try await daemon.client()
+        try await client.send(.init(op: .subscribe))
+        try await client.waitFor("long item speaking") { $0.event == "word" }
+        let interrupting = try await run(["--wait", "plus urgent"], socket: daemon.socketPath)
+        #expect(interrupting.status == 0)
+        #expect(try await long.wait(timeout: .seconds(20)) == 2)
+        #expect(long.standardError.contains("interrupted"))
+        await daemon.shutDown()
+    }
+
+    @Test func stopSilencesFromTheCommandLine() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(longSentence))
+        try await client.waitFor("speaking") { $0.event == "word" && $0.utterance == id }
+        let stop = try await run(["--stop"], socket: daemon.socketPath)
+        #expect(stop.status == 0)
+        #expect(try await client.finished(id).reason == .stopped)
+        let idle = try await run(["--status"], socket: daemon.socketPath)
+        #expect(idle.out.contains("state: idle"))
+        await daemon.shutDown()
+    }
+
+    @Test func showIPAPrintsTheSeedExampleExactly() async throws {
+        let daemon = try await DaemonHarness()
+        let result = try await run(
+            ["--lang", "fr", "--show-ipa", "--ipa", "blablabla=mɔ̃.daj.fɔ.nə.fɔ̃.ksjɔ.nə.paʀ.fɛ.tə.ˈmɑ̃", "blablabla"],
+            socket: daemon.socketPath)
+        #expect(result.status == 0, "\(result.err)")
+        // The requested IPA without syllable dots; eSpeak's French r is written ʁ (ʀ and ʁ are one phoneme in French).
+        #expect(result.out.contains("mɔ̃dajfɔnəfɔ̃ksjɔnəpaʁfɛtəmˈɑ̃"), "\(result.out)")
+        let bad = try await run(["--lang", "fr", "--show-ipa", "--ipa", "mot=mǂo", "un mot"], socket: daemon.socketPath)
+        #expect(bad.status == 1)
+        #expect(bad.err.contains("ǂ") && bad.err.contains("invalid_ipa"))
+        await daemon.shutDown()
+    }
+
+    @Test func outputWritesAWAVFileInsteadOfPlaying() async throws {
+        let daemon = try await DaemonHarness()
+        let recorder = try daemon.recorder()
+        let path = NSTemporaryDirectory() + "a11ysay-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await run(["--lang", "fr", "--output", path, "bonjour tout le monde"], socket: daemon.socketPath)
+        #expect(result.status == 0, "\(result.err)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(recorder.stop().rms() < 0.001, "nothing was played")
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data.prefix(4) == Data("RIFF".utf8) && data.dropFirst(8).prefix(4) == Data("WAVE".utf8))
+        let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let seconds = Double(samples.count) / 22050
+        #expect(seconds > 0.4 && seconds < 3, "\(seconds) s")
+        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(samples.count, 1))).squareRoot() / 32768
+        #expect(rms > 0.02)
+        await daemon.shutDown()
+    }
+}

@@ -50,6 +50,11 @@ extension EspeakSession {
                         flags |= UInt32(espeakPHONEMES)
                     }
                     context.beginSegment(segment, positionMap: positionMap)
+                    if case .text(let text) = segment.content, text.isEmpty {
+                        // Nothing to say (an SSML mark or break alone): its mark stands here.
+                        context.endSegment()
+                        continue
+                    }
                     let size = input.utf8.count + 1
                     let status = input.withCString { text in
                         espeak_Synth(

@@ -37,10 +37,18 @@ final class SynthesisContext {
     private var audible = false
     /// Frames yielded to the consumer so far.
     private(set) var producedFrames = 0
-    /// Word marks not yet delivered (their audio has not been produced yet), with their raw frame,
-    /// in increasing order.
-    private var pendingMarks: [(rawFrame: Int, start: Int, length: Int)] = []
+    /// A word or an SSML mark not yet delivered (its audio has not been produced yet).
+    private enum Pending {
+        case word(start: Int, length: Int)
+        case named(String)
+    }
+    /// Word and SSML marks not yet delivered, with their raw frame, in increasing order.
+    private var pendingMarks: [(rawFrame: Int, mark: Pending)] = []
+    /// Frame of the last word delivered: word frames strictly increase.
     private var lastMarkFrame = -1
+    /// Frame of the last SSML mark delivered: marks never go back before one another, nor before
+    /// a word already delivered (so a player reporting "mark first at equal frames" keeps text order).
+    private var lastNamedFrame = -1
     private var segment: SpeechSegment?
     /// `text_position`s already turned into marks in the current segment (never duplicate).
     private var seenPositions: Set<Int> = []
@@ -62,9 +70,14 @@ final class SynthesisContext {
         self.positionMap = positionMap
         rawFramesInSegment = 0
         seenPositions.removeAll(keepingCapacity: true)
+        if let name = segment.options.markBefore {
+            // At the segment's first frame: after its pause (already emitted), before its words.
+            pendingMarks.append((rawFramesBeforeSegment, .named(name)))
+        }
         if case .phonemes = segment.content {
             // eSpeak's positions inside `[[…]]` are unreliable: one mark for the whole segment.
-            pendingMarks.append((rawFramesBeforeSegment, segment.sourceStart, max(segment.sourceLength, 0)))
+            pendingMarks.append(
+                (rawFramesBeforeSegment, .word(start: segment.sourceStart, length: max(segment.sourceLength, 0))))
         }
     }
 
@@ -80,14 +93,17 @@ final class SynthesisContext {
         rawFramesBeforeSegment += frames
         audible = true
         producedFrames += frames
-        let words = takeMarks(flushAll: false)
-        continuation.yield(SynthesisChunk(samples: Array(repeating: 0, count: frames), words: words))
+        let taken = takeMarks(flushAll: false)
+        continuation.yield(
+            SynthesisChunk(samples: Array(repeating: 0, count: frames), words: taken.words, marks: taken.marks))
     }
 
-    /// Delivers marks still pending (a segment that made no sound) and ends the stream.
+    /// Delivers marks still pending (a segment that made no sound, a mark at the very end) and
+    /// ends the stream.
     func finish() {
         if !pendingMarks.isEmpty {
-            continuation.yield(SynthesisChunk(samples: [], words: takeMarks(flushAll: true)))
+            let taken = takeMarks(flushAll: true)
+            continuation.yield(SynthesisChunk(samples: [], words: taken.words, marks: taken.marks))
         }
         continuation.finish()
     }
@@ -132,9 +148,9 @@ final class SynthesisContext {
         }
 
         producedFrames += samples.count
-        let words = audible ? takeMarks(flushAll: false) : []
-        if !samples.isEmpty || !words.isEmpty {
-            continuation.yield(SynthesisChunk(samples: samples, words: words))
+        let taken = audible ? takeMarks(flushAll: false) : (words: [], marks: [])
+        if !samples.isEmpty || !taken.words.isEmpty || !taken.marks.isEmpty {
+            continuation.yield(SynthesisChunk(samples: samples, words: taken.words, marks: taken.marks))
         }
         return cancellation.isCancelled ? 1 : 0
     }
@@ -154,26 +170,38 @@ final class SynthesisContext {
         // eSpeak sometimes reports a zero-length "word" at the very end: it names no text.
         guard length > 0 else { return }
         // `sample` counts frames from the start of this espeak_Synth call, i.e. of the segment.
-        pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), start, length))
+        pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), .word(start: start, length: length)))
     }
 
     /// Takes the pending marks whose frame lies in the audio produced so far (all of them when
-    /// `flushAll`, clamped into the produced audio), as utterance frames, strictly increasing
-    /// except where clamping at the very end makes two marks share the last frame.
-    private func takeMarks(flushAll: Bool) -> [WordMark] {
+    /// `flushAll`), as utterance frames. Word frames strictly increase, except where clamping at
+    /// the very end makes two words share the last frame; an SSML mark left at the end stands at
+    /// the end of the audio (`producedFrames`), a word there on the last produced frame.
+    private func takeMarks(flushAll: Bool) -> (words: [WordMark], marks: [NamedMark]) {
         var words: [WordMark] = []
+        var marks: [NamedMark] = []
         var taken = 0
-        for mark in pendingMarks {
-            var frame = max(mark.rawFrame - trimmedFrames, 0, lastMarkFrame + 1)
-            if frame >= producedFrames {
-                guard flushAll else { break }
-                frame = max(producedFrames - 1, 0)
+        scan: for pending in pendingMarks {
+            var frame = max(pending.rawFrame - trimmedFrames, 0, lastMarkFrame + 1, lastNamedFrame)
+            switch pending.mark {
+            case .word(let start, let length):
+                if frame >= producedFrames {
+                    guard flushAll else { break scan }
+                    frame = max(producedFrames - 1, 0)
+                }
+                lastMarkFrame = frame
+                words.append(WordMark(frame: frame, start: start, length: length))
+            case .named(let name):
+                if frame >= producedFrames {
+                    guard flushAll else { break scan }
+                    frame = producedFrames
+                }
+                lastNamedFrame = frame
+                marks.append(NamedMark(frame: frame, name: name))
             }
-            lastMarkFrame = frame
-            words.append(WordMark(frame: frame, start: mark.start, length: mark.length))
             taken += 1
         }
         pendingMarks.removeFirst(taken)
-        return words
+        return (words, marks)
     }
 }

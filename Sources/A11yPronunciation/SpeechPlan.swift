@@ -2,8 +2,10 @@ import A11yCore
 
 /// What to synthesize for one utterance, and what the client will see of it.
 public struct SpeechPlan: Sendable, Equatable {
-    /// A named point (SSML `<mark name>`), reached just before `segmentIndex` starts
-    /// (`segments.count` when it is at the very end).
+    /// A named point (SSML `<mark name>`), reached just before `segmentIndex` starts: that segment
+    /// carries it as `options.markBefore`. A mark with no speech after it (at the very end, or
+    /// followed by another mark or a break) gets an empty `.text("")` segment of its own, so
+    /// `segmentIndex < segments.count` for plans made from SSML.
     public struct Mark: Sendable, Equatable {
         public var name: String
         public var segmentIndex: Int
@@ -18,7 +20,8 @@ public struct SpeechPlan: Sendable, Equatable {
 
     public var segments: [SpeechSegment]
     /// The text the segments' `sourceStart/sourceLength` point into: the client's text for
-    /// `text`+`spans`, the character data of the SSML document for `ssml`.
+    /// `text`+`spans`; for `ssml`, the document's text as spoken (tags removed, whitespace
+    /// collapsed, `sub` aliases and telephone readings in place of what they replace).
     public var spokenText: String
     public var marks: [Mark]
 

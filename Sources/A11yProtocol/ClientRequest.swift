@@ -78,6 +78,9 @@ public struct ClientRequest: Sendable, Equatable, Codable {
         if sources != 1 {
             throw SpeechError(.invalidRequest, "post needs exactly one of 'text', 'ssml' or 'element'")
         }
+        if let ssml, ssml.utf8.count > 64 * 1024 {
+            throw SpeechError(.invalidSSML, "'ssml' is longer than 64 KiB")
+        }
         if let text, text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
             throw SpeechError(.invalidRequest, "'text' is empty")
         }

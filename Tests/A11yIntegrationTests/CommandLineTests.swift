@@ -73,6 +73,10 @@ import Testing
         #expect(result.status == 0, "\(result.err)")
         // The requested IPA without syllable dots; eSpeak's French r is written ʁ (ʀ and ʁ are one phoneme in French).
         #expect(result.out.contains("mɔ̃dajfɔnəfɔ̃ksjɔnəpaʁfɛtəmˈɑ̃"), "\(result.out)")
+        let ssml = try await run(
+            ["--show-ipa", "--ssml", #"<speak xml:lang="fr"><phoneme alphabet="ipa" ph="mɔ̃.daj.fɔ.nə.fɔ̃.ksjɔ.nə.paʀ.fɛ.tə.ˈmɑ̃">blablabla</phoneme></speak>"#],
+            socket: daemon.socketPath)
+        #expect(ssml.out.contains("mɔ̃dajfɔnəfɔ̃ksjɔnəpaʁfɛtəmˈɑ̃"), "\(ssml.out) \(ssml.err)")
         let bad = try await run(["--lang", "fr", "--show-ipa", "--ipa", "mot=mǂo", "un mot"], socket: daemon.socketPath)
         #expect(bad.status == 1)
         #expect(bad.err.contains("ǂ") && bad.err.contains("invalid_ipa"))

@@ -100,6 +100,30 @@ import Testing
         await daemon.shutDown()
     }
 
+    @Test func ssmlIsTranslatedMarksAreToldAndBadSSMLIsRefused() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        var post = ClientRequest(op: .post)
+        post.ssml = #"<speak xml:lang="fr">Appelez le <say-as interpret-as="telephone">06.11.22.33.06</say-as><mark name="après"/> maintenant.</speak>"#
+        let id = try await client.post(post)
+        let finished = try await client.finished(id)
+        #expect(finished.successful == true)
+        #expect(finished.text?.contains("zéro six, onze, vingt-deux, trente-trois, zéro six") == true, "\(finished.text ?? "")")
+        let events = await client.events(of: id)
+        let markIndex = try #require(events.firstIndex { $0.event == "mark" && $0.name == "après" })
+        #expect(events[..<markIndex].contains { $0.event == "word" }, "words before the mark come before it")
+        #expect(events[markIndex...].contains { $0.event == "word" }, "and 'maintenant' after it")
+        var hostile = ClientRequest(op: .post, id: .string("hostile"))
+        hostile.ssml = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]><speak>&lol;</speak>"#
+        try await client.send(hostile)
+        #expect(try await client.waitFor("hostile") { $0.id == .string("hostile") }.error?.code == "invalid_ssml")
+        var unclosed = ClientRequest(op: .post, id: .string("unclosed"))
+        unclosed.ssml = "<speak>bonjour"
+        try await client.send(unclosed)
+        #expect(try await client.waitFor("unclosed") { $0.id == .string("unclosed") }.error?.code == "invalid_ssml")
+        await daemon.shutDown()
+    }
+
     @Test func s1TenQueuedAnnouncementsAreSpokenInOrder() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()

@@ -81,7 +81,7 @@ public final class SpeechService: Service {
         var synthesis: SynthesisRequest
     }
 
-    /// Resolves the voice, composes elements, applies spans (and SSML once supported).
+    /// Resolves the voice, composes elements, applies spans, translates SSML.
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_request`, …).
     func utterance(for request: ClientRequest) async throws -> Utterance {
         let language = request.lang ?? defaultLanguage()
@@ -93,14 +93,20 @@ public final class SpeechService: Service {
             logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
             voice = try await engine.resolveVoice(language: "en")
         }
+        let settings = SpeechSettings(voice: currentConfiguration.voice, rate: request.rate, pitch: request.pitch, volume: request.volume)
+        if let ssml = request.ssml {
+            // Translated by us into segments; never handed to eSpeak as markup.
+            let plan = try await requirePronouncer().plan(ssml: ssml, defaultVoice: voice)
+            return Utterance(
+                text: plan.spokenText,
+                synthesis: SynthesisRequest(segments: plan.segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume))
+        }
         let text: String
         if let element = request.element {
             text = element.utterance(language: request.lang ?? language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
-        } else if let plain = request.text {
-            text = plain
         } else {
-            throw SpeechError(.invalidRequest, "'ssml' is not supported by this daemon yet")
+            text = request.text ?? ""
         }
         var segments = [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]
         if let spans = request.spans, !spans.isEmpty {
@@ -109,7 +115,6 @@ public final class SpeechService: Service {
             }
             segments = try await requirePronouncer().plan(text: text, spans: converted, defaultVoice: voice).segments
         }
-        let settings = SpeechSettings(voice: currentConfiguration.voice, rate: request.rate, pitch: request.pitch, volume: request.volume)
         return Utterance(
             text: text,
             synthesis: SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume))

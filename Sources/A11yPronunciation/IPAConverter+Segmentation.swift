@@ -36,7 +36,7 @@ extension IPAConverter {
                     var key = String.UnicodeScalarView()
                     key.append(contentsOf: piece.map(\.scalar))
                     let text = String(key)
-                    if let mnemonic = table[text] ?? table[text + String(Self.long)] {
+                    if let mnemonic = table[text] ?? table[text + String(Self.long)] ?? lengthless[text] {
                         units.append(.phoneme(mnemonic: mnemonic, vowel: Self.isVowel(text)))
                         i += length
                         matched = true

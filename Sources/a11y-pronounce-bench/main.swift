@@ -55,6 +55,20 @@ if dataDir == "--inventory", let voice = arguments.dropFirst().first {
     }
     exit(0)
 }
+if dataDir == "--convert", arguments.count >= 3 {
+    // a11y-pronounce-bench --convert VOICE IPA...: the mnemonics and what eSpeak then says.
+    let list = Array(arguments.dropFirst())
+    let engine = try EspeakEngine(logger: Logger(label: "bench"))
+    let pronouncer = Pronouncer(engine: engine)
+    for ipa in list.dropFirst() {
+        do {
+            let m = try await pronouncer.mnemonics(forIPA: ipa, voice: list[0])
+            let out = try await engine.phonemes(for: "[[" + m + "]]", voice: list[0], ipa: true, separator: nil, phonemeInput: true)
+            print("\(ipa)\t[[\(m)]]\t\(out)")
+        } catch { print("\(ipa)\terror \(error)") }
+    }
+    exit(0)
+}
 let wanted = Set(arguments.dropFirst().filter { !$0.hasPrefix("--") })
 let engine = try EspeakEngine(logger: Logger(label: "bench"))
 let pronouncer = Pronouncer(engine: engine)

@@ -25,6 +25,10 @@ extension IPAConverter {
         case "sv":
             // Swedish short y is [ʏ] (eSpeak: y); eSpeak's Swedish writes the sj-sound ɧ as sx.
             list += [("ʏ", "y"), ("ɧ", "sx")]
+        case "pt":
+            // eSpeak 1.51's Portuguese prints its reduced a (`&`, the last vowel of "casa") as æ:
+            // that phoneme is the ɐ people write (1.52 prints it ɐ). Nasal diphthongs: its ɐ̃ʊ̃, õɪ̃.
+            list += [("ɐ", "æ"), ("ɐ̃w̃", "ɐ̃ʊ̃"), ("ɐ̃w", "ɐ̃ʊ̃"), ("õj̃", "õɪ̃"), ("õj", "õɪ̃")]
         default:
             break
         }

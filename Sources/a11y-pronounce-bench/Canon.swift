@@ -10,7 +10,7 @@ struct Canon {
     var equivalences: [String: String] {
         var map: [String: String] = ["g": "ɡ", "ɫ": "l"]
         switch language {
-        case "fr": map["ʀ"] = "ʁ"; map["r"] = "ʁ"
+        case "fr": map["ʀ"] = "ʁ"; map["r"] = "ʁ"; map["ɥ"] = "y"
         case "en": map["r"] = "ɹ"; map["ɝ"] = "ɜɹ"; map["ɚ"] = "əɹ"
         case "de": map["ʁ"] = "r"; map["χ"] = "x"; map["ɾ"] = "r"; map["ɜ"] = "ɐ"; map["ʏ"] = "y"
         case "es": map["β"] = "b"; map["ð"] = "d"; map["ɣ"] = "ɡ"
@@ -18,6 +18,7 @@ struct Canon {
         case "nl": map["ɹ"] = "r"; map["ʏ"] = "ɵ"; map["ɱ"] = "m"
         case "cs": map["ɪ"] = "i"; map["ɦ"] = "h"; map["ʊ"] = "u"; map["ɱ"] = "m"
         case "sv": map["ʏ"] = "y"
+        case "pt": map["æ"] = "ɐ"; map["ɹ"] = "r"
         default: break
         }
         return map
@@ -29,6 +30,7 @@ struct Canon {
         case "de": return [("ɔø", "ɔy")]
         case "nl": return [("œːy", "œy"), ("œːɵ", "œy"), ("œɵ", "œy")]
         case "sv": return [("sx", "ɧ")]
+        case "pt": return [("ɐ̃ʊ̃", "ɐ̃w"), ("õɪ̃", "õj"), ("j̃", "j"), ("w̃", "w")]
         default: return []
         }
     }
@@ -85,7 +87,8 @@ struct Canon {
             result = String(v)
         }
         if !referenceHasStress { result = result.replacingOccurrences(of: "ˈ", with: "") }
-        return result
+        // Foundation's replacements may recompose (õ): compare decomposed scalars.
+        return result.decomposedStringWithCanonicalMapping
     }
 
     static let vowels: Set<Unicode.Scalar> = Set("iyɨʉɯuɪʏʊeøɘɵɤoəɛœɜɞʌɔæɐaɶɑɒɚɝ".unicodeScalars)

@@ -102,7 +102,7 @@ for (file, voice) in languages where wanted.isEmpty || wanted.contains(file) {
         let out = try await said(ipa)
         let canonOut = out.map { canon.apply($0, reference: ipa) }
         spans.add(reference, canonOut)
-        if verbose, let canonOut, canonOut != reference { print("  \(file) \(word): want \(reference) got \(canonOut) (raw \(out!))") }
+        if verbose, let canonOut, Array(canonOut.unicodeScalars) != Array(reference.unicodeScalars) { print("  \(file) \(word): want \(reference) got \(canonOut) (raw \(out!))") }
         let other = rows[(index + 1) % rows.count][1]
         swapped.add(canon.apply(other, reference: other), try await said(other).map { canon.apply($0, reference: other) })
     }

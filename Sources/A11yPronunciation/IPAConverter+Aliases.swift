@@ -24,7 +24,8 @@ extension IPAConverter {
             list += [("ɪ", "i"), ("ɦ", "h"), ("ou", "oʊ"), ("au", "aʊ"), ("eu", "eʊ"), ("ɱ", "m")]
         case "sv":
             // Swedish short y is [ʏ] (eSpeak: y); eSpeak's Swedish writes the sj-sound ɧ as sx.
-            list += [("ʏ", "y"), ("ɧ", "sx")]
+            // Its long ʉ (mnemonic u-:) prints ʉʉ.
+            list += [("ʏ", "y"), ("ɧ", "sx"), ("ʉː", "ʉʉ")]
         case "pt":
             // eSpeak 1.51's Portuguese prints its reduced a (`&`, the last vowel of "casa") as æ:
             // that phoneme is the ɐ people write (1.52 prints it ɐ). Nasal diphthongs: its ɐ̃ʊ̃, õɪ̃.

@@ -29,7 +29,7 @@ struct Canon {
         switch language {
         case "de": return [("ɔø", "ɔy")]
         case "nl": return [("œːy", "œy"), ("œːɵ", "œy"), ("œɵ", "œy")]
-        case "sv": return [("sx", "ɧ")]
+        case "sv": return [("sx", "ɧ"), ("ʉʉ", "ʉː")]
         case "pt": return [("ɐ̃ʊ̃", "ɐ̃w"), ("õɪ̃", "õj"), ("j̃", "j"), ("w̃", "w")]
         default: return []
         }

@@ -36,7 +36,7 @@ extension IPAConverter {
                     var key = String.UnicodeScalarView()
                     key.append(contentsOf: piece.map(\.scalar))
                     let text = String(key)
-                    if let mnemonic = table[text] ?? table[text + String(Self.long)] {
+                    if let mnemonic = table[text] ?? table[text + String(Self.long)] ?? lengthless[text] {
                         units.append(.phoneme(mnemonic: mnemonic, vowel: Self.isVowel(text)))
                         i += length
                         matched = true
@@ -46,9 +46,22 @@ extension IPAConverter {
                 length -= 1
             }
             if matched { continue }
+            // A nasalised glide after a nasal vowel (Portuguese ẽj̃, ɐ̃w̃): the nasality spreads from
+            // the vowel by itself, so the glide's tilde adds nothing the voice can say otherwise.
+            if s == "\u{0303}", i >= 2, word[i - 1].scalar == "j" || word[i - 1].scalar == "w",
+                word[i - 2].scalar == "\u{0303}" {
+                i += 1
+                continue
+            }
             if Self.droppableMarks.contains(s) {
                 i += 1
                 continue
+            }
+            if s == "\u{00B2}" || s == "\u{00B9}" {
+                // Swedish/Norwegian word accents (²'anden): no eSpeak 1.51 voice has tonal accents.
+                throw SpeechError(
+                    .invalidIPA,
+                    "voice '\(voice)' has no tonal word accent '\(Character(s))' at position \(word[i].position)")
             }
             throw SpeechError(
                 .invalidIPA,

@@ -14,6 +14,9 @@ public struct IPAConverter: Sendable {
     public let language: String
     /// Normalised IPA (see `normalizeKey`) → mnemonic.
     let table: [String: String]
+    /// Fallback keys without length marks (`ɑɹ` for eSpeak's `ɑːɹ`): used when a piece of the
+    /// client's IPA has no exact key, for lexicons that do not write length (en-us r-coloured vowels).
+    let lengthless: [String: String]
     /// The longest key, in Unicode scalars.
     let longestKey: Int
     /// Every mnemonic the voice parses, to decide where a `|` separator is needed.
@@ -42,12 +45,27 @@ public struct IPAConverter: Sendable {
         for (from, to) in Self.aliases(for: language) where table[from] == nil {
             if let mnemonic = table[to] { table[from] = mnemonic }
         }
+        // Diphthongs written with a non-syllabic glide (aʊ̯, au̯) or a tense glide letter (au):
+        // the voice's diphthong, when it has one and no phoneme is printed so.
+        for (key, mnemonic) in table.sorted(by: { $0.key < $1.key }) {
+            for spelling in Self.diphthongSpellings(of: key) where table[spelling] == nil {
+                table[spelling] = mnemonic
+            }
+        }
         // Conventions that must win even when the voice has the symbol (French: ʀ and r are
         // how people write the French r; eSpeak's `r"` is a trill nobody means).
         for (from, to) in Self.overrides(for: language) {
             if let mnemonic = table[to] { table[from] = mnemonic }
         }
         self.table = table
+        var lengthless: [String: String] = [:]
+        for key in table.keys.sorted(by: { ($0.unicodeScalars.count, $0) < ($1.unicodeScalars.count, $1) }) {
+            let stripped = String(String.UnicodeScalarView(key.unicodeScalars.filter { $0 != Self.long }))
+            if stripped != key, !stripped.isEmpty, table[stripped] == nil, lengthless[stripped] == nil {
+                lengthless[stripped] = table[key]
+            }
+        }
+        self.lengthless = lengthless
         self.longestKey = table.keys.map { $0.unicodeScalars.count }.max() ?? 1
         self.parseable = Set(inventory.map(\.mnemonic)).union(allMnemonics)
     }

@@ -55,6 +55,20 @@ if dataDir == "--inventory", let voice = arguments.dropFirst().first {
     }
     exit(0)
 }
+if dataDir == "--convert", arguments.count >= 3 {
+    // a11y-pronounce-bench --convert VOICE IPA...: the mnemonics and what eSpeak then says.
+    let list = Array(arguments.dropFirst())
+    let engine = try EspeakEngine(logger: Logger(label: "bench"))
+    let pronouncer = Pronouncer(engine: engine)
+    for ipa in list.dropFirst() {
+        do {
+            let m = try await pronouncer.mnemonics(forIPA: ipa, voice: list[0])
+            let out = try await engine.phonemes(for: "[[" + m + "]]", voice: list[0], ipa: true, separator: nil, phonemeInput: true)
+            print("\(ipa)\t[[\(m)]]\t\(out)")
+        } catch { print("\(ipa)\terror \(error)") }
+    }
+    exit(0)
+}
 let wanted = Set(arguments.dropFirst().filter { !$0.hasPrefix("--") })
 let engine = try EspeakEngine(logger: Logger(label: "bench"))
 let pronouncer = Pronouncer(engine: engine)
@@ -88,7 +102,7 @@ for (file, voice) in languages where wanted.isEmpty || wanted.contains(file) {
         let out = try await said(ipa)
         let canonOut = out.map { canon.apply($0, reference: ipa) }
         spans.add(reference, canonOut)
-        if verbose, let canonOut, canonOut != reference { print("  \(file) \(word): want \(reference) got \(canonOut) (raw \(out!))") }
+        if verbose, let canonOut, Array(canonOut.unicodeScalars) != Array(reference.unicodeScalars) { print("  \(file) \(word): want \(reference) got \(canonOut) (raw \(out!))") }
         let other = rows[(index + 1) % rows.count][1]
         swapped.add(canon.apply(other, reference: other), try await said(other).map { canon.apply($0, reference: other) })
     }

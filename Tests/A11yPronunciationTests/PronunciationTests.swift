@@ -31,6 +31,48 @@ struct PronunciationTests {
         #expect(try await said(ipa, voice: voice) == expected)
     }
 
+    /// Aliases and spellings added for the benchmark (docs/pronunciation.md): what eSpeak then says.
+    @Test(arguments: [
+        // German: ɐ is eSpeak's 3 (printed ɜ), short ü its y, eu its ɔø; aʊ̯ = aʊ.
+        ("de", "ˈlɛkɐ", "lˈɛkɜ"), ("de", "ˈhʏtə", "hˈytə"), ("de", "ˈɔʏ̯lə", "ˈɔølə"), ("de", "ˈaʊ̯s", "ˈaʊs"),
+        // English: r-coloured vowels written without length.
+        ("en-us", "bˈɑɹk", "bˈɑːɹk"),
+        // Dutch: ʏ is eSpeak's ɵ, ui (œːʏ) its œy, ɱ its m.
+        ("nl", "ˈhʏt", "hˈɵt"), ("nl", "ˈœːʏt", "ˈœyt"), ("nl", "ˈaɱvɑl", "ˈamvɑl"),
+        // Czech: ɪ is i, ɦ is h, ou̯ is eSpeak's oʊ.
+        ("cs", "ˈʒɪla", "ʒˈila"), ("cs", "ˈɦrat", "hrˈat"), ("cs", "ˈmou̯ka", "mˈoʊka"),
+        // Brazilian Portuguese: ɐ is eSpeak's & (printed æ), nasal diphthongs, nasalised glides.
+        ("pt-br", "ˈkazɐ", "kˈazæ"), ("pt-br", "ˈsɐ̃w̃", "sˈɐ̃ʊ̃"), ("pt-br", "ˈbẽj̃", "bˈẽj"),
+        // Swedish: long ʉ (u-:, printed ʉʉ), ɧ (sx), short y.
+        ("sv", "ˈhʉːmʊr", "hˈʉʉmʊr"), ("sv", "ˈɧuː", "sxˈuː"), ("sv", "ˈhʏt", "hˈyt"),
+        // Spanish: au without the non-syllabic mark stays a hiatus; with it, the diphthong.
+        ("es", "ˈkausa", "kˈausa"), ("es", "ˈkau̯sa", "kˈaʊsa"),
+    ])
+    func languageAliases(voice: String, ipa: String, expected: String) async throws {
+        #expect(try await said(ipa, voice: voice) == expected)
+    }
+
+    @Test func diphthongSpellingsAndLengthlessKeys() async throws {
+        #expect(IPAConverter.diphthongSpellings(of: "aʊ") == ["aʊ\u{032F}", "au\u{032F}"])
+        #expect(IPAConverter.diphthongSpellings(of: "ɔø") == ["ɔø\u{032F}", "ɔʏ\u{032F}"])
+        #expect(IPAConverter.diphthongSpellings(of: "ts").isEmpty)
+        let en = try await p.converter(voice: "en-us")
+        #expect(try en.mnemonics(forIPA: "ˈkɑɹ") == (try en.mnemonics(forIPA: "ˈkɑːɹ")), "length-less key")
+        // The German alias wins over the generic ɐ → a.
+        let de = try await p.converter(voice: "de")
+        #expect(try de.mnemonics(forIPA: "ˈlɛkɐ") == "l'Ek3")
+    }
+
+    @Test func tonalAccentIsRefused() async throws {
+        let sv = try await p.converter(voice: "sv")
+        let error = #expect(throws: SpeechError.self) { try sv.mnemonics(forIPA: "²ˈanden") }
+        #expect(error?.code == .invalidIPA)
+        #expect(error?.message.contains("tonal word accent") == true && error?.message.contains("position 0") == true)
+        // A Portuguese tilde on anything but a glide after a nasal vowel is still refused.
+        let pt = try await p.converter(voice: "pt-br")
+        #expect(throws: SpeechError.self) { try pt.mnemonics(forIPA: "ˈbaz̃") }
+    }
+
     @Test func normalisationRules() async throws {
         let c = try await p.converter(voice: "fr")
         let plain = try c.mnemonics(forIPA: "ʃɑ̃tœʁ")

@@ -6,7 +6,7 @@ BIN = .build/$(CONFIGURATION)
 RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench bench-pronunciation clean
 
 all: build
 
@@ -38,6 +38,11 @@ bench:
 	scripts/install-deps.sh --bench
 	$(SWIFT) build -c release
 	bench/run.sh
+
+# IPA accuracy per language against independent lexicons (BENCHMARKS.md, "Pronunciation").
+bench-pronunciation: deps
+	$(SWIFT) build --product a11y-pronounce-bench
+	.build/debug/a11y-pronounce-bench bench/pronunciation/data
 
 clean:
 	rm -rf .build

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// The daemon as a group of services: playback, socket server, config reload.
+/// The daemon as a group of services: playback, socket server, config reload, idle exit.
 /// Started in that order; on SIGTERM or SIGINT shut down in reverse.
 public struct Daemon: Sendable {
     public struct Options: Sendable {
@@ -58,6 +58,8 @@ public struct Daemon: Sendable {
                     .init(service: speech),
                     .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: reload),
+                    // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
+                    .init(service: IdleExitService(speech: speech, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

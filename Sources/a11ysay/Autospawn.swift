@@ -131,6 +131,11 @@ enum Autospawn {
         posix_spawnattr_setflags(
             &attributes, Int16(posixSpawnSetsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
+        // Nothing but stdin, stdout and stderr reaches the daemon: a descriptor a11ysay inherited
+        // without close-on-exec (a caller's pipe, say) would otherwise stay open as long as the
+        // daemon lives, and whoever reads that pipe would wait for its end forever.
+        markDescriptorsCloseOnExec(from: 3)
+
         var childEnvironment = environment
         // stderr is a file now, not the journal; and no systemd hand-over meant for a11ysay applies.
         for key in ["JOURNAL_STREAM", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET"] {
@@ -148,6 +153,15 @@ enum Autospawn {
             throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
         }
         return pid
+    }
+
+    static func markDescriptorsCloseOnExec(from lowest: Int32) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for entry in entries {
+            guard let descriptor = Int32(entry), descriptor >= lowest else { continue }
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     /// glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from Swift behind _GNU_SOURCE.

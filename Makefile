@@ -6,7 +6,7 @@ BIN = .build/$(CONFIGURATION)
 RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 
-.PHONY: all deps build run test bench bench-pronunciation clean
+.PHONY: all deps build run test bench bench-pronunciation clean install uninstall
 
 all: build
 
@@ -46,3 +46,72 @@ bench-pronunciation: deps
 
 clean:
 	rm -rf .build
+
+# --- install / uninstall (docs/service.md) ------------------------------------------------------
+# For one user, no root:   make install                 (PREFIX=~/.local)
+# System-wide:             sudo make install PREFIX=/usr/local
+# DESTDIR stages a package; INSTALL_BUILD= skips the build (installs what is in BIN already).
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+CONFIG_HOME ?= $(or $(XDG_CONFIG_HOME),$(HOME)/.config)
+# A per-user install (PREFIX under $HOME) puts units and the config in the user's own folders; a
+# system-wide one puts units in the system's user-unit path and the config as an example only.
+PER_USER := $(filter $(HOME)/%,$(abspath $(PREFIX)))
+UNITDIR ?= $(if $(PER_USER),$(CONFIG_HOME)/systemd/user,$(PREFIX)/lib/systemd/user)
+CONFIG_FILE ?= $(if $(PER_USER),$(CONFIG_HOME)/a11yd/a11yd.toml,)
+EXAMPLEDIR ?= $(DATADIR)/doc/a11yd
+CONFIG_SOURCE ?= config/a11yd.toml
+SCRATCH ?= $(patsubst %/,%,$(dir $(BIN)))
+INSTALL_BUILD ?= build
+INSTALLED_FILES = $(BINDIR)/a11yd $(BINDIR)/a11ysay $(UNITDIR)/a11yd.socket $(UNITDIR)/a11yd.service \
+	$(DATADIR)/bash-completion/completions/a11ysay $(DATADIR)/zsh/site-functions/_a11ysay \
+	$(DATADIR)/fish/vendor_completions.d/a11ysay.fish $(MANDIR)/man1/a11yd.1 $(MANDIR)/man1/a11ysay.1 \
+	$(EXAMPLEDIR)/a11yd.toml
+
+install: $(INSTALL_BUILD)
+	install -d -m 755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(MANDIR)/man1" \
+		"$(DESTDIR)$(DATADIR)/bash-completion/completions" "$(DESTDIR)$(DATADIR)/zsh/site-functions" \
+		"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d"
+	install -m 755 "$(BIN)/a11yd" "$(BIN)/a11ysay" "$(DESTDIR)$(BINDIR)/"
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/a11yd.service >"$(DESTDIR)$(UNITDIR)/a11yd.service"
+	install -m 644 systemd/a11yd.socket "$(DESTDIR)$(UNITDIR)/a11yd.socket"
+	chmod 644 "$(DESTDIR)$(UNITDIR)/a11yd.service"
+	"$(BIN)/a11ysay" --generate-completion-script bash >"$(DESTDIR)$(DATADIR)/bash-completion/completions/a11ysay"
+	"$(BIN)/a11ysay" --generate-completion-script zsh >"$(DESTDIR)$(DATADIR)/zsh/site-functions/_a11ysay"
+	"$(BIN)/a11ysay" --generate-completion-script fish >"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/a11ysay.fish"
+	@# Man pages from the argument parser (swift-argument-parser's generate-manual plugin); if the
+	@# plugin cannot run (offline, old toolchain), a plain page wrapping --help instead.
+	@for tool in a11yd a11ysay; do \
+		page="$(SCRATCH)/plugins/GenerateManual/outputs/$$tool/$$tool.1"; \
+		if [ ! -f "$$page" ] || [ "$$page" -ot "$(BIN)/$$tool" ]; then \
+			$(SWIFT) package --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
+		fi; \
+		if [ -f "$$page" ]; then \
+			install -m 644 "$$page" "$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
+		else \
+			echo "generate-manual unavailable: $$tool.1 made from --help"; \
+			{ printf '.TH %s 1\n.SH NAME\n%s\n.SH DESCRIPTION\n.nf\n' "$$(echo $$tool | tr a-z A-Z)" "$$tool"; \
+			  "$(BIN)/$$tool" --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; } \
+				>"$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
+		fi; \
+	done
+	@if [ -f "$(CONFIG_SOURCE)" ]; then \
+		install -d -m 755 "$(DESTDIR)$(EXAMPLEDIR)"; install -m 644 "$(CONFIG_SOURCE)" "$(DESTDIR)$(EXAMPLEDIR)/a11yd.toml"; \
+		if [ -n "$(CONFIG_FILE)" ]; then \
+			if [ -e "$(DESTDIR)$(CONFIG_FILE)" ]; then echo "kept the existing $(CONFIG_FILE)"; \
+			else install -d -m 700 "$$(dirname "$(DESTDIR)$(CONFIG_FILE)")"; \
+				install -m 600 "$(CONFIG_SOURCE)" "$(DESTDIR)$(CONFIG_FILE)"; echo "installed $(CONFIG_FILE)"; fi; \
+		fi; \
+	else echo "no $(CONFIG_SOURCE): no configuration installed"; fi
+	@echo "installed a11yd into $(BINDIR), units into $(UNITDIR)."
+	@echo "Next: systemctl --user daemon-reload && systemctl --user enable --now a11yd.socket"
+
+# Leaves the configuration file (your settings) in place.
+uninstall:
+	-@[ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && \
+		systemctl --user disable --now a11yd.socket a11yd.service >/dev/null 2>&1 || true
+	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED_FILES)))
+	-rmdir "$(DESTDIR)$(EXAMPLEDIR)" 2>/dev/null || true
+	@[ -n "$(CONFIG_FILE)" ] && [ -e "$(DESTDIR)$(CONFIG_FILE)" ] && echo "kept $(CONFIG_FILE) (remove it by hand)" || true

@@ -7,7 +7,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// The daemon as a group of services: playback, socket server, config reload.
+/// The daemon as a group of services: playback, socket server, config reload, idle exit.
 /// Started in that order; on SIGTERM or SIGINT shut down in reverse.
 public struct Daemon: Sendable {
     public struct Options: Sendable {
@@ -20,6 +20,9 @@ public struct Daemon: Sendable {
             self.configPath = configPath
         }
     }
+
+    /// How long a graceful shutdown may wait for connections to end before they are cut.
+    public static let maximumGracefulShutdown: Duration = .seconds(2)
 
     public var options: Options
     public var logger: Logger
@@ -54,15 +57,21 @@ public struct Daemon: Sendable {
         }
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)
 
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: speech),
-                    .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: reload),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(service: speech),
+                .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: reload),
+                // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
+                .init(service: IdleExitService(speech: speech, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        // A client that keeps its connection open (a screen reader's subscription, say) must not hold
+        // the daemon up: once every item got its `finished`, cancel what is still waiting on a
+        // connection. Well inside the unit's TimeoutStopSec=10.
+        groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
+        let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
         try await withGracefulShutdownHandler {
             try await group.run()

@@ -25,8 +25,13 @@ struct A11yd: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
+        // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
+        var logEnvironment = ProcessInfo.processInfo.environment
+        if !Self.stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
+        let environment = logEnvironment
         LoggingSystem.bootstrap { label in
-            var handler = JournalLogHandler(label: label)
+            var handler = JournalLogHandler(label: label, environment: environment)
             handler.logLevel = level
             return handler
         }
@@ -37,5 +42,15 @@ struct A11yd: AsyncParsableCommand {
             logger.critical("a11yd cannot run: \(error)")
             throw ExitCode.failure
         }
+    }
+
+    /// True when `JOURNAL_STREAM` ("device:inode", see systemd.exec(5)) names stderr.
+    static func stderrIsJournal(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let parts = value.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 }

@@ -14,6 +14,8 @@ struct A11ySay: AsyncParsableCommand {
               a11ysay --queue --wait "phrase numéro 2"
               a11ysay --screen "Réglages"          (new screen: earcon, flushes older items)
               a11ysay --pause --at word ; a11ysay --resume ; a11ysay --stop
+            When nothing listens on the socket, a11ysay starts a11yd itself (log: \
+            $XDG_STATE_HOME/a11yd/a11yd.log) unless A11YD_NO_AUTOSPAWN=1 or daemon.autospawn = false.
             Exit status: 0 done (with --wait: spoken), 1 error (daemon unreachable, bad input), \
             2 with --wait when the item was not spoken to the end (interrupted, flushed, stopped, dropped, error).
             """)
@@ -91,15 +93,11 @@ struct A11ySay: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let path = SocketLocation.resolve(explicit: socket)
+        let environment = ProcessInfo.processInfo.environment
+        let settings = ClientSettings.load(environment: environment)
+        let path = SocketLocation.resolve(explicit: socket, configured: settings.socket, environment: environment)
         let request = makeRequest()
-        let connection: DaemonConnection
-        do {
-            connection = try await DaemonConnection.connect(path: path)
-        } catch {
-            printError("cannot reach a11yd at \(path) (\(Self.describe(error))); start it with 'a11yd &' or 'systemctl --user start a11yd.socket'")
-            throw ExitCode.failure
-        }
+        let connection = try await connect(path: path, environment: environment, settings: settings)
 
         var outcome: ExitCode = .success
         var utterance: UInt64?
@@ -134,6 +132,44 @@ struct A11ySay: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if outcome != .success { throw outcome }
+    }
+
+    /// Connects; when nothing listens, starts a11yd (autospawn) unless turned off or the request
+    /// only controls speech that cannot exist (--pause, --resume, --stop).
+    func connect(path: String, environment: [String: String], settings: ClientSettings) async throws -> DaemonConnection {
+        do {
+            return try await DaemonConnection.connect(path: path)
+        } catch {
+            let probe = SocketProbe.connectError(path: path)
+            if probe != 0 {
+                let why = String(cString: strerror(probe))
+                guard Autospawn.meansNothingListens(probe) else {
+                    printError("cannot reach a11yd at \(path) (\(why))")
+                    throw ExitCode.failure
+                }
+                if pause || resume || stop {
+                    printError("a11yd is not running at \(path); nothing to \(pause ? "pause" : resume ? "resume" : "stop")")
+                    throw ExitCode.failure
+                }
+                if let reason = Autospawn.disabledReason(environment: environment, settings: settings) {
+                    printError("cannot reach a11yd at \(path) (\(why)); \(reason); start it with 'systemctl --user start a11yd.socket' or 'a11yd &'")
+                    throw ExitCode.failure
+                }
+                do {
+                    try await Autospawn.ensureRunning(socketPath: path, environment: environment)
+                } catch {
+                    printError("cannot reach a11yd at \(path) (\(why)); autospawn failed: \(Self.describe(error))")
+                    throw ExitCode.failure
+                }
+            }
+            // Listening now (started by us, by a racing a11ysay, or it was a transient failure).
+            do {
+                return try await DaemonConnection.connect(path: path)
+            } catch {
+                printError("cannot reach a11yd at \(path) (\(Self.describe(error)))")
+                throw ExitCode.failure
+            }
+        }
     }
 
     func makeRequest() -> ClientRequest {

@@ -18,7 +18,42 @@ enum SocketActivation {
         if fds > 1 {
             throw DaemonError(.badSocketActivation, "systemd passed \(fds) sockets; a11yd listens on exactly one")
         }
-        return .inherited(descriptor: firstDescriptor, path: fallbackPath)
+        try checkListeningStreamSocket(firstDescriptor)
+        // sd_listen_fds(3) does the same: the socket is ours, not for anything we might run.
+        _ = fcntl(firstDescriptor, F_SETFD, FD_CLOEXEC)
+        return .inherited(descriptor: firstDescriptor, path: boundPath(firstDescriptor) ?? fallbackPath)
+    }
+
+    /// The path the inherited socket is bound to (for the log), if it has one.
+    static func boundPath(_ descriptor: CInt) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
+    }
+
+    /// Refuses fd 3 unless it is a listening AF_UNIX stream socket (a misconfigured unit, say
+    /// `ListenDatagram=` or `Accept=yes`, would otherwise fail in confusing ways later).
+    static func checkListeningStreamSocket(_ descriptor: CInt) throws {
+        func option(_ name: CInt) -> CInt? {
+            var value: CInt = 0
+            var length = socklen_t(MemoryLayout<CInt>.size)
+            return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard let domain = option(SO_DOMAIN), let type = option(SO_TYPE), let listening = option(SO_ACCEPTCONN) else {
+            throw DaemonError(.badSocketActivation, "LISTEN_FDS is set but fd \(descriptor) is not a socket")
+        }
+        guard domain == AF_UNIX, type == CInt(SOCK_STREAM.rawValue), listening != 0 else {
+            throw DaemonError(
+                .badSocketActivation,
+                "fd \(descriptor) must be a listening AF_UNIX stream socket (ListenStream=, Accept=no); got domain \(domain) type \(type) listening \(listening != 0)")
+        }
     }
 
     /// So that children (none today) do not think the sockets are theirs.

@@ -1,0 +1,255 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting `a11yd` when nothing listens, for machines without systemd (docs/service.md).
+///
+/// Under a lock (`flock` on `<socket dir>/autospawn.lock`) a11ysay checks the socket again, and only
+/// if it still does not accept starts `a11yd --socket PATH` detached (own session, stdin from
+/// /dev/null, stdout and stderr appended to `$XDG_STATE_HOME/a11yd/a11yd.log`), then polls the
+/// socket every 2 ms until it accepts. A second a11ysay waiting on the lock finds the socket
+/// accepting and starts nothing.
+enum Autospawn {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// How long to wait for a started daemon to accept.
+    static let timeout: Duration = .seconds(5)
+    static let pollInterval: Duration = .milliseconds(2)
+
+    /// What the client settings say: nil if autospawn may run, else why not (one line).
+    static func disabledReason(environment: [String: String], settings: ClientSettings) -> String? {
+        if let value = environment["A11YD_NO_AUTOSPAWN"], !value.isEmpty, value != "0" {
+            return "autospawn is off (A11YD_NO_AUTOSPAWN=\(value))"
+        }
+        if settings.autospawn == false {
+            return "autospawn is off (daemon.autospawn = false in \(settings.path))"
+        }
+        return nil
+    }
+
+    /// True when the connect error means "nobody listens there" (rather than, say, permissions).
+    static func meansNothingListens(_ error: Int32) -> Bool {
+        error == ENOENT || error == ECONNREFUSED
+    }
+
+    /// Starts a11yd unless another client does or did; returns once `path` accepts connections.
+    /// Returns the pid of the daemon it started, or nil when one was already there.
+    @discardableResult
+    static func ensureRunning(socketPath path: String, environment: [String: String]) async throws -> Int32? {
+        let folder = (path as NSString).deletingLastPathComponent
+        try makeFolder(folder)
+        let lockPath = folder + "/autospawn.lock"
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else {
+            throw Failure(description: "cannot open the lock \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        defer { close(lock) }  // Also releases the flock.
+        // Blocks while another a11ysay starts the daemon; that one gives up after `timeout`.
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw Failure(description: "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
+            }
+        }
+        // Someone may have started it while we waited for the lock.
+        if SocketProbe.connectError(path: path) == 0 { return nil }
+
+        let daemon = try findDaemon(environment: environment)
+        let logPath = try logFile(environment: environment)
+        let pid = try spawn(daemon, arguments: ["--socket", path], logPath: logPath, environment: environment)
+
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let error = SocketProbe.connectError(path: path)
+            if error == 0 { return pid }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                throw Failure(description: "started \(daemon) but it exited (\(describe(status: status))) before listening on \(path); see \(logPath)")
+            }
+            if ContinuousClock.now >= deadline {
+                throw Failure(description: "started \(daemon) (pid \(pid)) but \(path) did not accept within \(timeout); see \(logPath)")
+            }
+            try await Task.sleep(for: pollInterval)
+        }
+    }
+
+    /// `a11yd` next to this `a11ysay` (as `make install` and `swift build` put them), else on PATH.
+    static func findDaemon(environment: [String: String]) throws -> String {
+        if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let beside = (me as NSString).deletingLastPathComponent + "/a11yd"
+            if access(beside, X_OK) == 0 { return beside }
+        }
+        for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let candidate = String(folder) + "/a11yd"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw Failure(description: "cannot find a11yd next to a11ysay or on PATH")
+    }
+
+    /// `$XDG_STATE_HOME/a11yd/a11yd.log`, default `~/.local/state/a11yd/a11yd.log`; the folder is created.
+    static func logFile(environment: [String: String]) throws -> String {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state"
+        let folder = state + "/a11yd"
+        try makeFolder(folder)
+        return folder + "/a11yd.log"
+    }
+
+    static func makeFolder(_ folder: String) throws {
+        if FileManager.default.fileExists(atPath: folder) { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Failure(description: "cannot create \(folder): \(error.localizedDescription)")
+        }
+    }
+
+    /// posix_spawn in a new session, stdin /dev/null, stdout+stderr appended to the log.
+    static func spawn(_ executable: String, arguments: [String], logPath: String, environment: [String: String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Own session: no controlling terminal, and a Ctrl-C aimed at a11ysay does not reach it.
+        // Default signal dispositions and an empty mask, whatever a11ysay inherited.
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(
+            &attributes, Int16(posixSpawnSetsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        // Nothing but stdin, stdout and stderr reaches the daemon: a descriptor a11ysay inherited
+        // without close-on-exec (a caller's pipe, say) would otherwise stay open as long as the
+        // daemon lives, and whoever reads that pipe would wait for its end forever.
+        markDescriptorsCloseOnExec(from: 3)
+
+        var childEnvironment = environment
+        // stderr is a file now, not the journal; and no systemd hand-over meant for a11ysay applies.
+        for key in ["JOURNAL_STREAM", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET"] {
+            childEnvironment.removeValue(forKey: key)
+        }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    static func markDescriptorsCloseOnExec(from lowest: Int32) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for entry in entries {
+            guard let descriptor = Int32(entry), descriptor >= lowest else { continue }
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
+    /// glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from Swift behind _GNU_SOURCE.
+    static let posixSpawnSetsid: Int32 = 0x80
+
+    static func describe(status: Int32) -> String {
+        let signal = status & 0x7f
+        if signal == 0 { return "exit status \((status >> 8) & 0xff)" }
+        return "signal \(signal)"
+    }
+}
+
+/// A blocking connect to see whether a Unix socket accepts, and why not.
+enum SocketProbe {
+    /// 0 when `path` accepts a connection (closed at once), else the errno of connect(2).
+    static func connectError(path: String) -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return ENAMETOOLONG }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0 ? 0 : errno
+    }
+}
+
+/// The few keys of the daemon's TOML file that a11ysay honours: `[daemon] socket` and
+/// `[daemon] autospawn`. Read with a line parser (a11ysay does not link the TOML library); a file it
+/// cannot make sense of counts as defaults, and the daemon itself reports errors in it.
+struct ClientSettings {
+    var path: String
+    var socket: String?
+    var autospawn: Bool?
+
+    static func load(environment: [String: String]) -> ClientSettings {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let path = configHome + "/a11yd/a11yd.toml"
+        var settings = ClientSettings(path: path)
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return settings }
+        settings.read(text)
+        return settings
+    }
+
+    mutating func read(_ text: String) {
+        var section = ""
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("[") {
+                section = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t"))
+                continue
+            }
+            guard section == "daemon", let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = Self.value(String(line[line.index(after: equals)...]))
+            switch key {
+            case "autospawn":
+                if value == "true" { autospawn = true } else if value == "false" { autospawn = false }
+            case "socket":
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                    let inner = String(value.dropFirst().dropLast())
+                    socket = inner.isEmpty ? nil : inner
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// The value without a trailing comment (outside a basic string).
+    private static func value(_ raw: String) -> String {
+        var result = ""
+        var inString = false
+        var previous: Character = " "
+        for character in raw {
+            if character == "\"" && previous != "\\" { inString.toggle() }
+            if character == "#" && !inString { break }
+            result.append(character)
+            previous = character
+        }
+        return result.trimmingCharacters(in: .whitespaces)
+    }
+}

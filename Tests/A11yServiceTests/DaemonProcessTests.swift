@@ -1,0 +1,170 @@
+import A11yCore
+import A11yProtocol
+import A11yTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `a11yd` as a process: socket activation, signals, reload, idle exit, journal format.
+@Suite(.serialized) struct DaemonProcessTests {
+    @Test func speaksThroughASocketPassedBySystemdSocketActivate() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let env = sandbox.environment(pulse: pulse)
+        let socketPath = sandbox.root + "/activated.sock"
+        // systemd-socket-activate passes environment variables only with -E.
+        let activator = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            ["-l", socketPath, "-E", "PULSE_SERVER=\(pulse.serverAddress)", "-E", "XDG_RUNTIME_DIR=\(sandbox.runtime)",
+             "-E", "XDG_CONFIG_HOME=\(sandbox.configHome)", "-E", "LANG=fr_FR.UTF-8", Binaries.daemon],
+            environment: env, logPath: sandbox.root + "/activate.log")
+        // The socket exists (and queues connections) before a11yd runs; the first connection starts it.
+        try await waitUntilAccepts(socketPath)
+        let recorder = MonitorRecorder(server: pulse.serverAddress)
+        try recorder.start()
+        let client = try await TestClient.connect(path: socketPath)
+        let id = try await client.post(.post("bonjour tout le monde"))
+        let finished = try await client.finished(id)
+        let recording = recorder.stop()
+        #expect(finished.successful == true, "\(activator.log)")
+        #expect(finished.reason == .spoken)
+        #expect(recording.rms() > 0.02, "speech reached the null sink")
+        try await activator.waitForLog("listening on the socket systemd passed")
+        #expect(activator.log.contains("socket=\(socketPath)"), "the inherited socket's own path is logged")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath), "no socket of its own")
+
+        // systemd-socket-activate execs a11yd in its own process: the pid is the daemon's.
+        activator.signal(SIGTERM)
+        #expect(try await activator.waitForExit() == 0, "\(activator.log)")
+        #expect(isSocket(socketPath), "a11yd never unlinks a socket it inherited")
+    }
+
+    @Test func sigtermFinishesEveryPendingItemAsStoppedAndRemovesItsSocket() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
+            logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let long = try await client.post(.post(longSentence))
+        let second = try await client.post(.post("deuxième annonce", queue: true))
+        let third = try await client.post(.post("troisième annonce", queue: true))
+        try await client.waitFor("started #\(long)") { $0.event == "started" && $0.utterance == long }
+
+        daemon.signal(SIGTERM)
+        for id in [long, second, third] {
+            let finished = try await client.finished(id, timeout: .seconds(10))
+            #expect(finished.reason == .stopped, "#\(id): \(LineCodec.encode(finished))")
+            #expect(finished.successful == false)
+        }
+        // The client stays connected: a11yd cuts it after Daemon.maximumGracefulShutdown.
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+        try await client.waitUntilClosed()
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath), "the socket it created is gone")
+    }
+
+    @Test func sigintStopsGracefullyToo() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
+            logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+        daemon.signal(SIGINT)
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath))
+    }
+
+    @Test func sighupReloadsAGoodConfigAndKeepsTheOldOneOnABadConfig() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[voice]\nrate = 175\n")
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--config", sandbox.configFile],
+            environment: sandbox.environment(pulse: pulse), logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+
+        try sandbox.writeConfig("[voice]\nrate = 220\n\n[queue]\nlimit = 50\n")
+        daemon.signal(SIGHUP)
+        try await daemon.waitForLog("configuration reloaded")
+        #expect(daemon.log.contains("voice.rate: 175 -> 220"), "\(daemon.log)")
+        #expect(daemon.log.contains("queue.limit: 100 -> 50"), "\(daemon.log)")
+
+        try sandbox.writeConfig("[voice]\nrate = 9000\n")
+        daemon.signal(SIGHUP)
+        try await daemon.waitForLog("configuration not reloaded")
+        #expect(daemon.log.contains("'voice.rate' must be within 80...450, got 9000"), "\(daemon.log)")
+
+        try sandbox.writeConfig("[voice\nrate = \n")
+        daemon.signal(SIGHUP)
+        try await waitForCount(of: "configuration not reloaded", in: daemon, count: 2)
+
+        // Still running, still speaking.
+        #expect(daemon.isRunning)
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let id = try await client.post(.post("toujours là"))
+        #expect(try await client.finished(id).successful == true)
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0)
+    }
+
+    @Test func idleExitEndsTheDaemonAfterTheConfiguredTime() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("[daemon]\nidle_exit_seconds = 1\n")
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
+            logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+        // A connected client keeps it alive, even when nothing speaks.
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let id = try await client.post(.post("bonjour"))
+        #expect(try await client.finished(id).successful == true)
+        try await Task.sleep(for: .milliseconds(1_600))
+        #expect(daemon.isRunning, "a client is still connected")
+        // Client gone: exits about a second later, cleanly, removing its socket.
+        let closedAt = ContinuousClock.now
+        await client.close()
+        #expect(try await daemon.waitForExit(timeout: .seconds(5)) == 0, "\(daemon.log)")
+        let after = ContinuousClock.now - closedAt
+        #expect(after >= .milliseconds(900) && after < .seconds(3), "exited \(after) after the last client left")
+        #expect(daemon.log.contains("idle; exiting"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath))
+    }
+
+    @Test func logsUseJournalFormatOnlyWhenStderrIsTheNamedJournalStream() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let logPath = sandbox.root + "/a11yd.log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        var info = stat()
+        #expect(stat(logPath, &info) == 0)
+        for (name, value) in [("matching", "\(info.st_dev):\(info.st_ino)"), ("inherited, not ours", "1:2")] {
+            var env = sandbox.environment(pulse: pulse)
+            env["JOURNAL_STREAM"] = value
+            // The child opens the same file again (O_TRUNC): same device and inode as JOURNAL_STREAM names.
+            let daemon = try ChildProcess(Binaries.daemon, ["--socket", sandbox.socketPath], environment: env, logPath: logPath)
+            try await waitUntilAccepts(sandbox.socketPath)
+            daemon.signal(SIGTERM)
+            #expect(try await daemon.waitForExit() == 0)
+            let first = try #require(daemon.log.split(separator: "\n").first, "\(name): no log")
+            if name == "matching" {
+                #expect(first.hasPrefix("<6>a11yd starting"), "\(name): \(first)")
+            } else {
+                #expect(first.contains(" info a11yd: a11yd starting"), "\(name): \(first)")
+            }
+        }
+    }
+}
+
+func waitForCount(of text: String, in child: ChildProcess, count: Int, timeout: Duration = .seconds(15)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while child.log.components(separatedBy: text).count - 1 < count {
+        guard ContinuousClock.now < deadline else { throw TestFailure("fewer than \(count) '\(text)' in:\n\(child.log)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}

@@ -334,6 +334,16 @@ class Bench:
                         "throughput": {}, "notes": []}
         self.rec = None
 
+    def a11yd_status(self, why):
+        """Records what a11yd says it is doing when one of its measurements failed."""
+        try:
+            out = subprocess.run(self.say_cmd("--status", "--json"), capture_output=True, text=True, timeout=5)
+            text = (out.stdout + out.stderr).strip().replace("\n", " ")
+        except subprocess.TimeoutExpired:
+            text = "a11ysay --status timed out"
+        self.results["notes"].append(f"a11yd status after a failure ({why}): {text}")
+        log("a11yd status:", text)
+
     def say_cmd(self, *extra):
         return [f"{self.bin}/a11ysay", "--socket", self.a.a11yd_socket, *extra]
 
@@ -461,7 +471,13 @@ class Bench:
                 p = action()
                 k = self.rec.wait_loud(n0, INTERRUPT_LOUD, 3)
                 reap([p if isinstance(p, subprocess.Popen) else None])
-                if kb is None or peak >= INTERRUPT_LOUD:
+                if kb is None or peak >= INTERRUPT_LOUD or k is None:
+                    why = ("background item never heard" if kb is None else
+                           f"background too loud ({peak})" if peak >= INTERRUPT_LOUD else "interrupting item never heard")
+                    self.results["notes"].append(f"interrupt, {name}, round {i + 1}: {why}")
+                    log("FAILED:", self.results["notes"][-1])
+                    if system == "a11yd":
+                        self.a11yd_status(f"interrupt, {name}, round {i + 1}")
                     k = None  # background never heard, or too loud to tell the two apart
                 values[name].append(None if k is None else self.rec.time_of(k) - t0)
                 time.sleep(0.2)
@@ -507,6 +523,13 @@ class Bench:
                 reap([p if isinstance(p, subprocess.Popen) else None])
                 ok = kb is not None and end is not None
                 values[name].append(self.rec.time_of(end) - t0 if ok else None)
+                if not ok:
+                    why = "background item never heard" if kb is None else "still sounding 5 s after the stop"
+                    peak = int(np.abs(self.rec.samples(nb)).max(initial=0))
+                    self.results["notes"].append(f"stop, {name}, round {i + 1}: {why} (peak since post {peak})")
+                    log("FAILED:", self.results["notes"][-1])
+                    if name.startswith("a11yd"):
+                        self.a11yd_status(f"stop, {name}, round {i + 1}")
                 if not ok:  # make sure nothing keeps talking into the next case
                     a11y_ctl.send({"op": "stop"})
                     ssip_ctl.command("CANCEL ALL")

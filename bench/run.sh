@@ -8,7 +8,8 @@
 # Environment: A11Y_BENCH_BIN (directory holding a11yd and a11ysay), BENCH_RUNS (first-sound runs
 # per client, default 20), BENCH_CONTROL_RUNS (interrupt and stop runs per client, default 10),
 # BENCH_UTTERANCES (utterances spoken before the second memory reading, default 50),
-# BENCH_IDLE_SECONDS (default 10). Writes bench/out/bench-<date>.md and .json and prints the table.
+# BENCH_IDLE_SECONDS (default 10). Writes bench/out/bench-<date>.md and .json (and the daemons' logs in
+# bench/out/bench-<date>-logs/) and prints the table.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,6 +44,9 @@ cleanup() {
     # speech-dispatcher's output module is its child; make sure none outlived it.
     if [[ -n "${speechd_module_pids:-}" ]]; then
         for pid in $speechd_module_pids; do kill -KILL "$pid" 2>/dev/null || true; done
+    fi
+    if [[ -n "${out_base:-}" && -d "$work/logs" ]]; then
+        mkdir -p "$out_base-logs" && cp -r "$work/logs/." "$out_base-logs/" 2>/dev/null || true
     fi
     if [[ $status -ne 0 && -d "$work/logs" ]]; then
         echo "bench: failed; logs kept in $work/logs" >&2
@@ -109,10 +113,11 @@ wait_for 200 "$bin_dir/a11ysay" --socket "$a11yd_socket" --status || {
 # 4. The measurements (bounded by their own timeouts).
 mkdir -p "$here/out"
 stamp="$(date +%Y%m%d-%H%M%S)"
+out_base="$here/out/bench-$stamp"
 timeout 1800 python3 "$here/bench.py" \
     --bin-dir "$bin_dir" --a11yd-pid "$a11yd_pid" --a11yd-socket "$a11yd_socket" \
     --speechd-pid "$speechd_pid" --speechd-socket "$speechd_socket" --pulse-pid "$pulse_pid" \
     --runs "${BENCH_RUNS:-20}" --control-runs "${BENCH_CONTROL_RUNS:-10}" \
     --utterances "${BENCH_UTTERANCES:-50}" --idle-seconds "${BENCH_IDLE_SECONDS:-10}" \
-    --out "$here/out/bench-$stamp"
-echo "bench: written to $here/out/bench-$stamp.md" >&2
+    --out "$out_base"
+echo "bench: written to $out_base.md (daemon logs in $out_base-logs/)" >&2

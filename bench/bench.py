@@ -304,25 +304,42 @@ def memory(pid):
 
 
 def cpu(pid):
-    """Process-wide CPU (ticks from stat, ns from the tasks' schedstat) and context switches summed over threads."""
+    """Process-wide CPU ticks (from stat, dead threads included) and, per live thread, ns on CPU
+    (schedstat) and context switches (status); threads are keyed by tid so deltas can skip exits."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime + stime
-    run_ns = 0
-    vol = nonvol = 0
+    threads = {}
     for tid in proc_tasks(pid):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                run_ns += int(f.read().split()[0])
+                run_ns = int(f.read().split()[0])
+            vol = nonvol = 0
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 for line in f:
                     if line.startswith("voluntary_ctxt_switches"):
-                        vol += int(line.split()[1])
+                        vol = int(line.split()[1])
                     elif line.startswith("nonvoluntary_ctxt_switches"):
-                        nonvol += int(line.split()[1])
+                        nonvol = int(line.split()[1])
+            threads[tid] = (run_ns, vol, nonvol)
         except OSError:
             pass  # thread gone meanwhile
-    return {"ticks": ticks, "run_ns": run_ns, "vol": vol, "nonvol": nonvol}
+    return {"ticks": ticks, "threads": threads}
+
+
+def cpu_delta(before, after):
+    """Sums per-thread deltas over the threads alive at the end (new threads count from zero);
+    what threads that exited during the window did is lost (reported as a count)."""
+    run_ns = vol = nonvol = 0
+    for tid, (r, v, n) in after["threads"].items():
+        r0, v0, n0 = before["threads"].get(tid, (0, 0, 0))
+        run_ns += r - r0
+        vol += v - v0
+        nonvol += n - n0
+    exited = len(set(before["threads"]) - set(after["threads"]))
+    created = len(set(after["threads"]) - set(before["threads"]))
+    return {"run_ns": run_ns, "vol": vol, "nonvol": nonvol, "ticks": after["ticks"] - before["ticks"],
+            "threads_exited": exited, "threads_created": created}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,10 +391,11 @@ class Bench:
         after = {k: cpu(p) for k, p in pids.items()}
         out = {}
         for k in pids:
-            b, a = before[k], after[k]
-            out[k] = {"seconds": dt, "cpu_ms": (a["run_ns"] - b["run_ns"]) / 1e6,
-                      "cpu_ticks_ms": (a["ticks"] - b["ticks"]) * 1000 / os.sysconf("SC_CLK_TCK"),
-                      "voluntary": a["vol"] - b["vol"], "nonvoluntary": a["nonvol"] - b["nonvol"]}
+            d = cpu_delta(before[k], after[k])
+            out[k] = {"seconds": dt, "cpu_ms": d["run_ns"] / 1e6,
+                      "cpu_ticks_ms": d["ticks"] * 1000 / os.sysconf("SC_CLK_TCK"),
+                      "voluntary": d["vol"], "nonvoluntary": d["nonvol"],
+                      "threads_exited": d["threads_exited"], "threads_created": d["threads_created"]}
         try:
             listing = subprocess.run(["pactl", "list", "sink-inputs"], capture_output=True, text=True, timeout=10).stdout
         except (OSError, subprocess.TimeoutExpired):
@@ -661,14 +679,15 @@ def markdown(r, args):
     L.append("")
     L.append(f"#### Idle cost over {args.idle_seconds} s of silence")
     L.append("")
-    L.append("| moment | process | CPU ms (schedstat) | CPU ms (ticks) | voluntary ctx sw | involuntary ctx sw |")
-    L.append("|---|---|---:|---:|---:|---:|")
+    L.append("| moment | process | CPU ms (schedstat) | CPU ms (ticks) | voluntary ctx sw | involuntary ctx sw | "
+             "threads exited / created |")
+    L.append("|---|---|---:|---:|---:|---:|---:|")
     for label, rows in r["idle"].items():
         for name, v in rows.items():
             if name == "sink inputs":
                 continue
             L.append(f"| {label} | {name} | {v['cpu_ms']:.1f} | {v['cpu_ticks_ms']:.0f} | {v['voluntary']} | "
-                     f"{v['nonvoluntary']} |")
+                     f"{v['nonvoluntary']} | {v.get('threads_exited', '?')} / {v.get('threads_created', '?')} |")
     L.append("")
     for label, rows in r["idle"].items():
         streams = ", ".join(f"{i.get('application.process.binary') or i.get('application.name', '?')} "

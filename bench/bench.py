@@ -1,0 +1,745 @@
+#!/usr/bin/env python3
+"""Measurements for bench/run.sh (standard library + numpy).
+
+Sound is detected by recording the null sink's monitor with parec (5 ms fragments, which also forces
+the sink to low latency), s16le mono 48 kHz. Each read is timestamped with time.monotonic(); the
+moment a sample was mixed is estimated from the lower envelope of (read time - samples still
+behind it in the read), i.e. with the smallest transport delay seen around it. Latencies are that
+moment minus the monotonic time just before the command was issued (before fork/exec for CLIs,
+before connect+send for the raw socket clients).
+"""
+import argparse
+import bisect
+import json
+import os
+import queue
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+RATE = 48000
+LOUD = 1000          # |sample| above this (about -30 dBFS) is sound; eSpeak's lead-in is below it
+QUIET = 200          # |sample| at or below this is silence when looking for the end of sound
+INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached early by a full-volume item
+LONG_TEXT = ("voici une longue phrase sans point qui continue de parler, avec des virgules, "
+             "des mots et encore des mots, pour que la parole dure plusieurs secondes, "
+             "et encore quelques mots, puis quelques autres, jusqu'à ce qu'on l'arrête")
+
+
+def now():
+    return time.monotonic()
+
+
+def log(*args):
+    print("bench:", *args, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+class Recorder:
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            ["parec", "--device=nullsink.monitor", "--format=s16le", f"--rate={RATE}", "--channels=1",
+             "--latency-msec=5", "--raw"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        self.buf = bytearray()
+        self.ends = []   # sample count after each read
+        self.times = []  # monotonic time of each read
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        fd = self.proc.stdout.fileno()
+        while True:
+            data = os.read(fd, 65536)
+            t = now()
+            if not data:
+                return
+            with self.lock:
+                self.buf += data
+                self.ends.append(len(self.buf) // 2)
+                self.times.append(t)
+
+    def count(self):
+        with self.lock:
+            return len(self.buf) // 2
+
+    def samples(self, start, end=None):
+        with self.lock:
+            end = len(self.buf) // 2 if end is None else min(end, len(self.buf) // 2)
+            return np.frombuffer(bytes(self.buf[2 * start:2 * end]), dtype="<i2").astype(np.int32)
+
+    def time_of(self, k):
+        """Monotonic time at which sample k was mixed (lower envelope of the read times)."""
+        with self.lock:
+            i = bisect.bisect_left(self.ends, k + 1)
+            best = None
+            j = i
+            while j < len(self.ends) and self.ends[j] - k <= RATE:  # reads within 1 s after k
+                est = self.times[j] - (self.ends[j] - k) / RATE
+                best = est if best is None else min(best, est)
+                j += 1
+            return best
+
+    def wait_flowing(self, seconds=2.5):
+        start = self.count()
+        deadline = now() + 10
+        while self.count() - start < seconds * RATE and now() < deadline:
+            time.sleep(0.05)
+        return self.count() - start >= seconds * RATE
+
+    def wait_loud(self, n0, threshold, timeout):
+        """First index >= n0 whose |sample| > threshold, or None after timeout seconds."""
+        pos = n0
+        deadline = now() + timeout
+        while True:
+            s = self.samples(pos)
+            hits = np.nonzero(np.abs(s) > threshold)[0]
+            if hits.size:
+                return pos + int(hits[0])
+            pos += s.size
+            if now() > deadline:
+                return None
+            time.sleep(0.002)
+
+    def wait_quiet(self, n0, quiet_ms, timeout, threshold=QUIET):
+        """Waits until quiet_ms of samples <= threshold follow the last loud one after n0.
+        Returns the index just after the last loud sample (n0 if none), or None on timeout."""
+        last_loud_end = n0
+        pos = n0
+        need = int(RATE * quiet_ms / 1000)
+        deadline = now() + timeout
+        while True:
+            s = self.samples(pos)
+            loud = np.nonzero(np.abs(s) > threshold)[0]
+            if loud.size:
+                last_loud_end = pos + int(loud[-1]) + 1
+            pos += s.size
+            if pos - last_loud_end >= need:
+                return last_loud_end
+            if now() > deadline:
+                return None
+            time.sleep(0.01)
+
+    def settle(self, quiet_ms=300, timeout=15):
+        return self.wait_quiet(self.count(), quiet_ms, timeout) is not None
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(3)
+
+
+# ---------------------------------------------------------------------------------------------
+class A11ydClient:
+    """Raw JSON Lines client; keeps one connection, a thread drains replies and events."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.lines = queue.Queue()
+        self.finished = {}
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        f = self.sock.makefile("rb")
+        for line in f:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if msg.get("event") == "finished":
+                self.finished[msg.get("utterance")] = msg
+            self.lines.put(msg)
+
+    def send(self, obj):
+        self.sock.sendall((json.dumps(obj, ensure_ascii=False) + "\n").encode())
+
+    def post(self, text, **kw):
+        obj = {"op": "post", "text": text, "lang": "fr"}
+        obj.update(kw)
+        self.send(obj)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class SSIPClient:
+    """Raw SSIP client (CRLF lines); one connection, a thread collects reply lines."""
+
+    def __init__(self, path, name, priority="text", volume=None):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.replies = queue.Queue()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        self.command(f"SET SELF CLIENT_NAME root:{name}:main")
+        self.command(f"SET SELF PRIORITY {priority}")
+        self.command("SET SELF LANGUAGE fr")
+        if volume is not None:
+            self.command(f"SET SELF VOLUME {volume}")
+
+    def _read(self):
+        f = self.sock.makefile("rb")
+        for line in f:
+            line = line.decode("utf-8", "replace").rstrip("\r\n")
+            if line[:1] == "7":  # asynchronous event
+                continue
+            self.replies.put(line)
+
+    def _reply(self, timeout=5):
+        """Reads one complete reply (continuation lines 'NNN-'), returns its last line."""
+        while True:
+            line = self.replies.get(timeout=timeout)
+            if len(line) >= 4 and line[3] == " ":
+                return line
+
+    def command(self, line):
+        self.sock.sendall((line + "\r\n").encode())
+        return self._reply()
+
+    def speak(self, text):
+        reply = self.command("SPEAK")
+        if not reply.startswith("230"):
+            raise RuntimeError(f"SSIP SPEAK refused: {reply}")
+        self.sock.sendall((text + "\r\n.\r\n").encode())
+        return self._reply()
+
+    def close(self):
+        try:
+            self.sock.sendall(b"QUIT\r\n")
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+def run_cli(argv):
+    """Starts a CLI without waiting (its start-up is part of what is measured)."""
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def reap(procs, timeout=10):
+    for p in procs:
+        if p is None:
+            continue
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(3)
+
+
+def stats(values):
+    ok = sorted(v for v in values if v is not None)
+    if not ok:
+        return {"n": 0, "failed": len(values)}
+    p90 = ok[min(len(ok) - 1, int(round(0.9 * (len(ok) - 1))))]
+    return {"n": len(ok), "failed": len(values) - len(ok), "median": statistics.median(ok), "p90": p90,
+            "min": ok[0], "max": ok[-1]}
+
+
+def ms(x):
+    return "–" if x is None else f"{x * 1000:.1f}"
+
+
+# ---------------------------------------------------------------------------------------------
+def proc_tasks(pid):
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def children(pid):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    out.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def memory(pid):
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
+                values[key] = int(rest.split()[0])
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("Pss", "Pss_Anon", "Pss_File"):
+                    values[key] = int(rest.split()[0])
+    except OSError:
+        pass
+    return values  # kB, Threads as a count
+
+
+def cpu(pid):
+    """Process-wide CPU ticks (from stat, dead threads included) and, per live thread, ns on CPU
+    (schedstat) and context switches (status); threads are keyed by tid so deltas can skip exits."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime + stime
+    threads = {}
+    for tid in proc_tasks(pid):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                run_ns = int(f.read().split()[0])
+            vol = nonvol = 0
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        vol = int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        nonvol = int(line.split()[1])
+            threads[tid] = (run_ns, vol, nonvol)
+        except OSError:
+            pass  # thread gone meanwhile
+    return {"ticks": ticks, "threads": threads}
+
+
+def cpu_delta(before, after):
+    """Sums per-thread deltas over the threads alive at the end (new threads count from zero);
+    what threads that exited during the window did is lost (reported as a count)."""
+    run_ns = vol = nonvol = 0
+    for tid, (r, v, n) in after["threads"].items():
+        r0, v0, n0 = before["threads"].get(tid, (0, 0, 0))
+        run_ns += r - r0
+        vol += v - v0
+        nonvol += n - n0
+    exited = len(set(before["threads"]) - set(after["threads"]))
+    created = len(set(after["threads"]) - set(before["threads"]))
+    return {"run_ns": run_ns, "vol": vol, "nonvol": nonvol, "ticks": after["ticks"] - before["ticks"],
+            "threads_exited": exited, "threads_created": created}
+
+
+# ---------------------------------------------------------------------------------------------
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.bin = args.bin_dir
+        self.results = {"first_sound": {}, "interrupt": {}, "stop": {}, "memory": {}, "idle": {},
+                        "throughput": {}, "notes": []}
+        self.rec = None
+
+    def a11yd_status(self, why):
+        """Records what a11yd says it is doing when one of its measurements failed."""
+        try:
+            out = subprocess.run(self.say_cmd("--status", "--json"), capture_output=True, text=True, timeout=5)
+            text = (out.stdout + out.stderr).strip().replace("\n", " ")
+        except subprocess.TimeoutExpired:
+            text = "a11ysay --status timed out"
+        self.results["notes"].append(f"a11yd status after a failure ({why}): {text}")
+        log("a11yd status:", text)
+
+    def say_cmd(self, *extra):
+        return [f"{self.bin}/a11ysay", "--socket", self.a.a11yd_socket, *extra]
+
+    def procs(self):
+        tops = {"a11yd": [self.a.a11yd_pid], "speech-dispatcher": [self.a.speechd_pid]}
+        tops["speech-dispatcher"] += children(self.a.speechd_pid)
+        return tops
+
+    # -- memory ------------------------------------------------------------------------------
+    def snapshot_memory(self, label):
+        snap = {}
+        for system, pids in self.procs().items():
+            snap[system] = [{"pid": p, "comm": comm(p), **memory(p)} for p in pids]
+        self.results["memory"][label] = snap
+        log("memory", label, json.dumps(snap))
+
+    # -- idle --------------------------------------------------------------------------------
+    def idle(self, label):
+        pids = {}
+        for system, ps in self.procs().items():
+            for p in ps:
+                pids[f"{system}:{comm(p)}"] = p
+        pids["pulseaudio (shared server)"] = self.a.pulse_pid
+        before = {k: cpu(p) for k, p in pids.items()}
+        t0 = now()
+        time.sleep(self.a.idle_seconds)
+        dt = now() - t0
+        after = {k: cpu(p) for k, p in pids.items()}
+        out = {}
+        for k in pids:
+            d = cpu_delta(before[k], after[k])
+            out[k] = {"seconds": dt, "cpu_ms": d["run_ns"] / 1e6,
+                      "cpu_ticks_ms": d["ticks"] * 1000 / os.sysconf("SC_CLK_TCK"),
+                      "voluntary": d["vol"], "nonvoluntary": d["nonvol"],
+                      "threads_exited": d["threads_exited"], "threads_created": d["threads_created"]}
+        try:
+            listing = subprocess.run(["pactl", "list", "sink-inputs"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            listing = ""
+        inputs, current = [], {}
+        for line in listing.splitlines():
+            line = line.strip()
+            if line.startswith("Sink Input #"):
+                current = {"id": line.split("#")[1]}
+                inputs.append(current)
+            elif line.startswith("Corked:"):
+                current["corked"] = line.split(":", 1)[1].strip()
+            elif line.startswith("application.name =") or line.startswith("application.process.binary ="):
+                current[line.split(" =")[0]] = line.split("=", 1)[1].strip().strip('"')
+        out["sink inputs"] = inputs
+        self.results["idle"][label] = out
+        log("idle", label, json.dumps(out))
+
+    # -- first sound -------------------------------------------------------------------------
+    def first_sound(self):
+        a11y = A11ydClient(self.a.a11yd_socket)
+        ssip = SSIPClient(self.a.speechd_socket, "bench-raw")
+        clients = {
+            "a11yd: a11ysay": lambda: run_cli(self.say_cmd("--lang", "fr", "bonjour")),
+            "a11yd: raw socket": lambda: a11y.post("bonjour"),
+            "speech-dispatcher: spd-say": lambda: run_cli(["spd-say", "-l", "fr", "bonjour"]),
+            "speech-dispatcher: raw SSIP": lambda: ssip.speak("bonjour"),
+            "espeak-ng CLI": lambda: run_cli(["espeak-ng", "-v", "fr", "bonjour"]),
+        }
+        values = {k: [] for k in clients}
+        lags = {k: [] for k in clients}
+        peaks = {k: [] for k in clients}
+        for i in range(self.a.runs):
+            for name, action in clients.items():
+                self.rec.settle(300)
+                n0 = self.rec.count()
+                t0 = now()
+                p = action()
+                k = self.rec.wait_loud(n0, LOUD, 3)
+                reap([p if isinstance(p, subprocess.Popen) else None])
+                self.rec.wait_quiet(self.rec.count(), 300, 10)
+                values[name].append(None if k is None else self.rec.time_of(k) - t0)
+                if k is not None:
+                    word = np.abs(self.rec.samples(k, k + RATE // 2))
+                    peaks[name].append(int(word.max(initial=0)))
+                    hits = np.nonzero(word > INTERRUPT_LOUD)[0]
+                    if hits.size:
+                        lags[name].append(hits[0] / RATE)
+            log(f"first sound round {i + 1}/{self.a.runs}:",
+                ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
+        a11y.close()
+        ssip.close()
+        self.results["first_sound"] = {
+            k: {"values": v, **stats(v), "peak": max(peaks[k], default=None),
+                "lag_to_interrupt_threshold": statistics.median(lags[k]) if lags[k] else None}
+            for k, v in values.items()}
+
+    # -- interrupt ---------------------------------------------------------------------------
+    def interrupt(self):
+        a11y_bg = A11ydClient(self.a.a11yd_socket)
+        a11y_hi = A11ydClient(self.a.a11yd_socket)
+        ssip_bg = SSIPClient(self.a.speechd_socket, "bench-bg", priority="text", volume=-90)
+        ssip_hi = SSIPClient(self.a.speechd_socket, "bench-hi", priority="important")
+        ssip_ctl = SSIPClient(self.a.speechd_socket, "bench-ctl")
+        a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT, volume=0.1)
+        ssip_bg_start = lambda: ssip_bg.speak(LONG_TEXT)
+        cases = {
+            "a11yd: a11ysay --priority high": (a11y_bg_start, lambda: run_cli(
+                self.say_cmd("--priority", "high", "--lang", "fr", "bonjour")), "a11yd"),
+            "a11yd: a11ysay (plain announcement)": (a11y_bg_start, lambda: run_cli(
+                self.say_cmd("--lang", "fr", "bonjour")), "a11yd"),
+            "a11yd: raw socket, priority high": (a11y_bg_start, lambda: a11y_hi.post("bonjour", priority="high"),
+                                                 "a11yd"),
+            "speech-dispatcher: spd-say -P important": (ssip_bg_start, lambda: run_cli(
+                ["spd-say", "-P", "important", "-l", "fr", "bonjour"]), "speechd"),
+            "speech-dispatcher: raw SSIP, important": (ssip_bg_start, lambda: ssip_hi.speak("bonjour"), "speechd"),
+        }
+        values = {k: [] for k in cases}
+        background_peaks = {k: [] for k in cases}
+        for i in range(self.a.control_runs):
+            for name, (start_bg, action, system) in cases.items():
+                self.rec.settle(300)
+                nb = self.rec.count()
+                start_bg()
+                kb = self.rec.wait_loud(nb, LOUD // 4, 3)
+                time.sleep(0.4)
+                n0 = self.rec.count()
+                peak = int(np.abs(self.rec.samples(max(nb, n0 - RATE // 3), n0)).max(initial=0))
+                background_peaks[name].append(peak)
+                t0 = now()
+                p = action()
+                k = self.rec.wait_loud(n0, INTERRUPT_LOUD, 3)
+                reap([p if isinstance(p, subprocess.Popen) else None])
+                if kb is None or peak >= INTERRUPT_LOUD or k is None:
+                    why = ("background item never heard" if kb is None else
+                           f"background too loud ({peak})" if peak >= INTERRUPT_LOUD else "interrupting item never heard")
+                    self.results["notes"].append(f"interrupt, {name}, round {i + 1}: {why}")
+                    log("FAILED:", self.results["notes"][-1])
+                    if system == "a11yd":
+                        self.a11yd_status(f"interrupt, {name}, round {i + 1}")
+                    k = None  # background never heard, or too loud to tell the two apart
+                values[name].append(None if k is None else self.rec.time_of(k) - t0)
+                time.sleep(0.2)
+                if system == "a11yd":
+                    a11y_bg.send({"op": "stop"})
+                else:
+                    ssip_ctl.command("CANCEL ALL")
+                self.rec.wait_quiet(self.rec.count(), 300, 10)
+            log(f"interrupt round {i + 1}/{self.a.control_runs}:",
+                ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
+        for c in (a11y_bg, a11y_hi, ssip_bg, ssip_hi, ssip_ctl):
+            c.close()
+        self.results["interrupt"] = {k: {"values": v, "background_peak_max": max(background_peaks[k]), **stats(v)}
+                                     for k, v in values.items()}
+
+    # -- stop --------------------------------------------------------------------------------
+    def stop(self):
+        a11y_bg = A11ydClient(self.a.a11yd_socket)
+        a11y_ctl = A11ydClient(self.a.a11yd_socket)
+        ssip_bg = SSIPClient(self.a.speechd_socket, "bench-bg")
+        ssip_ctl = SSIPClient(self.a.speechd_socket, "bench-ctl")
+        a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT)
+        ssip_bg_start = lambda: ssip_bg.speak(LONG_TEXT)
+        cases = {
+            "a11yd: a11ysay --stop": (a11y_bg_start, lambda: run_cli(self.say_cmd("--stop"))),
+            "a11yd: raw socket {\"op\":\"stop\"}": (a11y_bg_start, lambda: a11y_ctl.send({"op": "stop"})),
+            "speech-dispatcher: spd-say -C": (ssip_bg_start, lambda: run_cli(["spd-say", "-C"])),
+            "speech-dispatcher: spd-say -S": (ssip_bg_start, lambda: run_cli(["spd-say", "-S"])),
+            "speech-dispatcher: raw SSIP CANCEL ALL": (ssip_bg_start, lambda: ssip_ctl.command("CANCEL ALL")),
+        }
+        values = {k: [] for k in cases}
+        for i in range(self.a.control_runs):
+            for name, (start_bg, action) in cases.items():
+                self.rec.settle(300)
+                nb = self.rec.count()
+                start_bg()
+                kb = self.rec.wait_loud(nb, LOUD, 3)
+                time.sleep(0.5)
+                n0 = self.rec.count()
+                t0 = now()
+                p = action()
+                end = self.rec.wait_quiet(n0, 700, 5)
+                reap([p if isinstance(p, subprocess.Popen) else None])
+                ok = kb is not None and end is not None
+                values[name].append(self.rec.time_of(end) - t0 if ok else None)
+                if not ok:
+                    why = "background item never heard" if kb is None else "still sounding 5 s after the stop"
+                    peak = int(np.abs(self.rec.samples(nb)).max(initial=0))
+                    self.results["notes"].append(f"stop, {name}, round {i + 1}: {why} (peak since post {peak})")
+                    log("FAILED:", self.results["notes"][-1])
+                    if name.startswith("a11yd"):
+                        self.a11yd_status(f"stop, {name}, round {i + 1}")
+                if not ok:  # make sure nothing keeps talking into the next case
+                    a11y_ctl.send({"op": "stop"})
+                    ssip_ctl.command("CANCEL ALL")
+            log(f"stop round {i + 1}/{self.a.control_runs}:",
+                ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
+        for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl):
+            c.close()
+        self.results["stop"] = {k: {"values": v, **stats(v)} for k, v in values.items()}
+
+    # -- many utterances (memory load) -------------------------------------------------------
+    def speak_many(self):
+        a11y = A11ydClient(self.a.a11yd_socket)
+        ssip = SSIPClient(self.a.speechd_socket, "bench-load")
+        t0 = now()
+        for i in range(self.a.utterances):
+            a11y.post(f"bonjour {i + 1}", queue=True)
+            ssip.speak(f"bonjour {i + 1}")
+        # Both queues play at once on the shared sink; done when the sink has been quiet for 1.5 s.
+        end = self.rec.wait_quiet(self.rec.count(), 1500, 30 + 3 * self.a.utterances)
+        self.results["notes"].append(
+            f"{self.a.utterances} queued utterances per daemon played in {now() - t0:.1f} s"
+            + ("" if end is not None else " (timed out)"))
+        a11y.close()
+        ssip.close()
+
+    # -- throughput (optional) ---------------------------------------------------------------
+    def throughput(self):
+        """espeak-ng CLI synthesis speed without audio output (--stdout), for scale."""
+        t0 = now()
+        out = subprocess.run(["espeak-ng", "-v", "fr", "--stdout", LONG_TEXT * 4], capture_output=True, timeout=60)
+        dt = now() - t0
+        audio_s = max(0, len(out.stdout) - 44) / 2 / 22050
+        self.results["throughput"]["espeak-ng --stdout"] = {"wall_s": dt, "audio_s": audio_s,
+                                                            "x_realtime": audio_s / dt if dt else None}
+
+    def cli_startup(self):
+        cmds = {"a11ysay --help": [f"{self.bin}/a11ysay", "--help"], "spd-say -v": ["spd-say", "-v"],
+                "espeak-ng --version": ["espeak-ng", "--version"]}
+        out = {}
+        for name, argv in cmds.items():
+            times = []
+            for _ in range(max(5, self.a.control_runs)):
+                t0 = now()
+                subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+                times.append(now() - t0)
+            out[name] = stats(times)
+        self.results["cli_startup"] = out
+
+    def run(self):
+        self.results["load_before"] = open("/proc/loadavg").read().split()[:3]
+        self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        time.sleep(1)
+        self.snapshot_memory("after start")
+        self.idle("fresh (before any speech, no recorder)")
+        self.rec = Recorder()
+        if not self.rec.wait_flowing(2.5):
+            raise SystemExit("bench: the monitor recording does not flow")
+        log("recorder flowing")
+        self.speak_many()
+        self.snapshot_memory(f"after {self.a.utterances} utterances")
+        self.first_sound()
+        self.interrupt()
+        self.stop()
+        self.rec.close()
+        self.rec = None
+        self.snapshot_memory("at the end")
+        time.sleep(2)
+        self.idle("after speech (recorder stopped)")
+        self.throughput()
+        self.cli_startup()
+        self.results["load_after"] = open("/proc/loadavg").read().split()[:3]
+
+
+# ---------------------------------------------------------------------------------------------
+def tool_versions():
+    def first_line(argv):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (out.stdout or out.stderr).strip().splitlines()[0]
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            return "?"
+    return {"speech-dispatcher": first_line(["speech-dispatcher", "-v"]),
+            "espeak-ng": first_line(["espeak-ng", "--version"]),
+            "pulseaudio": first_line(["pulseaudio", "--version"]),
+            "kernel": os.uname().release}
+
+
+def markdown(r, args):
+    L = []
+    L.append(f"### a11yd benchmark, {r['started']}")
+    L.append("")
+    L.append(f"Versions: {', '.join(f'{k}: {v}' for k, v in r['versions'].items())}; "
+             f"{os.cpu_count()} CPUs. Runs: first sound {args.runs}, interrupt/stop {args.control_runs}. "
+             "Times in ms from the moment the command was issued to the sample mixed by the null sink.")
+    L.append("")
+    for key, title, what in (
+            ("first_sound", "Time to first sound, \"bonjour\" (fr)", f"first |sample| > {LOUD}"),
+            ("interrupt", "High-priority item heard over a speaking one",
+             f"first |sample| > {INTERRUPT_LOUD}; background item at low volume"),
+            ("stop", "Stop to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent)")):
+        L.append(f"#### {title} ({what})")
+        L.append("")
+        extra = {"first_sound": ["peak |sample|", f"ms from onset to > {INTERRUPT_LOUD}"],
+                 "interrupt": ["background peak", "≈ onset: median − onset-to-threshold lag"]}.get(key, [])
+        L.append("| client | median ms | p90 ms | min ms | max ms | ok/runs |" + "".join(f" {x} |" for x in extra))
+        L.append("|---|---:|---:|---:|---:|---:|" + "---:|" * len(extra))
+        for name, s in r[key].items():
+            lag_ref = r["first_sound"].get("a11yd: raw socket" if name.startswith("a11yd")
+                                           else "speech-dispatcher: raw SSIP", {}).get("lag_to_interrupt_threshold")
+            onset = s["median"] - lag_ref if key == "interrupt" and lag_ref is not None and s.get("median") else None
+            cells = {"first_sound": [str(s.get("peak")), ms(s.get("lag_to_interrupt_threshold"))],
+                     "interrupt": [str(s.get("background_peak_max")), ms(onset)]}.get(key, [])
+            L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
+                     f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
+        L.append("")
+    L.append("#### Memory (kB, from /proc/PID/status)")
+    L.append("")
+    L.append("| daemon | process | moment | VmRSS | VmHWM | RssAnon | RssFile | Pss | threads |")
+    L.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for label, snap in r["memory"].items():
+        for system, rows in snap.items():
+            for row in rows:
+                L.append(f"| {system} | {row['comm']} | {label} | {row.get('VmRSS', '?')} | {row.get('VmHWM', '?')} | "
+                         f"{row.get('RssAnon', '?')} | {row.get('RssFile', '?')} | {row.get('Pss', '?')} | {row.get('Threads', '?')} |")
+            if len(rows) > 1:
+                L.append(f"| {system} | **total** | {label} | {sum(x.get('VmRSS', 0) for x in rows)} | "
+                         f"{sum(x.get('VmHWM', 0) for x in rows)} | {sum(x.get('RssAnon', 0) for x in rows)} | "
+                         f"{sum(x.get('RssFile', 0) for x in rows)} | {sum(x.get('Pss', 0) for x in rows)} | |")
+    L.append("")
+    L.append(f"#### Idle cost over {args.idle_seconds} s of silence")
+    L.append("")
+    L.append("| moment | process | CPU ms (schedstat) | CPU ms (ticks) | voluntary ctx sw | involuntary ctx sw | "
+             "threads exited / created |")
+    L.append("|---|---|---:|---:|---:|---:|---:|")
+    for label, rows in r["idle"].items():
+        for name, v in rows.items():
+            if name == "sink inputs":
+                continue
+            L.append(f"| {label} | {name} | {v['cpu_ms']:.1f} | {v['cpu_ticks_ms']:.0f} | {v['voluntary']} | "
+                     f"{v['nonvoluntary']} | {v.get('threads_exited', '?')} / {v.get('threads_created', '?')} |")
+    L.append("")
+    for label, rows in r["idle"].items():
+        streams = ", ".join(f"{i.get('application.process.binary') or i.get('application.name', '?')} "
+                            f"(corked: {i.get('corked', '?')})" for i in rows.get("sink inputs", []))
+        L.append(f"PulseAudio sink inputs at the end of the idle window '{label}': {streams or 'none'}.")
+    L.append("")
+    L.append("#### CLI start-up alone (no daemon contact), wall ms")
+    L.append("")
+    L.append("| command | median ms | p90 ms |")
+    L.append("|---|---:|---:|")
+    for name, s in r.get("cli_startup", {}).items():
+        L.append(f"| `{name}` | {ms(s.get('median'))} | {ms(s.get('p90'))} |")
+    L.append("")
+    L.append(f"Load average before / after the run: {r.get('load_before')} / {r.get('load_after')} "
+             "(the two cores are shared with other work).")
+    L.append("")
+    for name, v in r["throughput"].items():
+        L.append(f"Synthesis throughput, {name}: {v['audio_s']:.1f} s of audio in {v['wall_s'] * 1000:.0f} ms "
+                 f"({v['x_realtime']:.0f}x real time, process start-up included).")
+    for note in r["notes"]:
+        L.append(f"Note: {note}.")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin-dir", required=True)
+    p.add_argument("--a11yd-pid", type=int, required=True)
+    p.add_argument("--a11yd-socket", required=True)
+    p.add_argument("--speechd-pid", type=int, required=True)
+    p.add_argument("--speechd-socket", required=True)
+    p.add_argument("--pulse-pid", type=int, required=True)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--control-runs", type=int, default=10)
+    p.add_argument("--utterances", type=int, default=50)
+    p.add_argument("--idle-seconds", type=float, default=10)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    bench = Bench(args)
+    bench.results["versions"] = tool_versions()
+    try:
+        bench.run()
+    finally:
+        if bench.rec:
+            bench.rec.close()
+    md = markdown(bench.results, args)
+    with open(args.out + ".json", "w") as f:
+        json.dump(bench.results, f, indent=1, ensure_ascii=False)
+    with open(args.out + ".md", "w") as f:
+        f.write(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

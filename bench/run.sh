@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Speed and memory benchmark: a11yd next to speech-dispatcher and the espeak-ng CLI, in one run,
+# on one private PulseAudio server with a null sink (nothing of the user's session is touched).
+#
+#   bench/run.sh                     binaries from .build/release
+#   A11Y_BENCH_BIN=.build-bench/release bench/run.sh
+#
+# Environment: A11Y_BENCH_BIN (directory holding a11yd and a11ysay), BENCH_RUNS (first-sound runs
+# per client, default 20), BENCH_CONTROL_RUNS (interrupt and stop runs per client, default 10),
+# BENCH_UTTERANCES (utterances spoken before the second memory reading, default 50),
+# BENCH_IDLE_SECONDS (default 10). Writes bench/out/bench-<date>.md and .json (and the daemons' logs in
+# bench/out/bench-<date>-logs/) and prints the table.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+bin_dir="${A11Y_BENCH_BIN:-$root/.build/release}"
+bin_dir="$(cd "$bin_dir" && pwd)"
+for tool in a11yd a11ysay; do
+    [[ -x "$bin_dir/$tool" ]] || { echo "bench: no $bin_dir/$tool (build with: swift build -c release)" >&2; exit 1; }
+done
+for tool in pulseaudio pactl parec speech-dispatcher spd-say espeak-ng python3; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/install-deps.sh --bench)" >&2; exit 1; }
+done
+
+work="$(mktemp -d /tmp/a11yd-bench.XXXXXX)"
+chmod 700 "$work"
+mkdir -p "$work/pulse/run" "$work/pulse/home" "$work/run" "$work/home" "$work/config" "$work/logs"
+chmod 700 "$work/pulse/run" "$work/run"
+pids=()
+
+# Stops what this script started, newest first: TERM, then KILL after 3 s (bounded loops only).
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    local i pid
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        pid="${pids[$i]}"
+        kill -TERM "$pid" 2>/dev/null || continue
+        for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    # speech-dispatcher's output module is its child; make sure none outlived it.
+    if [[ -n "${speechd_module_pids:-}" ]]; then
+        for pid in $speechd_module_pids; do kill -KILL "$pid" 2>/dev/null || true; done
+    fi
+    if [[ -n "${out_base:-}" && -d "$work/logs" ]]; then
+        mkdir -p "$out_base-logs" && cp -r "$work/logs/." "$out_base-logs/" 2>/dev/null || true
+    fi
+    if [[ $status -ne 0 && -d "$work/logs" ]]; then
+        echo "bench: failed; logs kept in $work/logs" >&2
+        rm -rf "$work/pulse" "$work/run"
+    else
+        rm -rf "$work"
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_for() { # tries a command every 50 ms, at most $1 times
+    local tries=$1; shift
+    for _ in $(seq 1 "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+
+# 1. Private PulseAudio with a null sink (as scripts/private-pulse.sh does, but always our own).
+cat >"$work/pulse/server.pa" <<PA
+load-module module-null-sink sink_name=nullsink rate=48000
+set-default-sink nullsink
+load-module module-native-protocol-unix auth-anonymous=1 socket=$work/pulse/native
+PA
+XDG_RUNTIME_DIR="$work/pulse/run" HOME="$work/pulse/home" pulseaudio -n --file="$work/pulse/server.pa" \
+    --daemonize=no --exit-idle-time=-1 --use-pid-file=no >"$work/logs/pulseaudio.log" 2>&1 &
+pids+=($!)
+pulse_pid=$!
+export PULSE_SERVER="unix:$work/pulse/native"
+wait_for 100 pactl info || { echo "bench: private PulseAudio did not start" >&2; cat "$work/logs/pulseaudio.log" >&2; exit 1; }
+
+# Everything else sees only private directories.
+export XDG_RUNTIME_DIR="$work/run" HOME="$work/home" XDG_CONFIG_HOME="$work/config"
+unset DBUS_SESSION_BUS_ADDRESS SPEECHD_ADDRESS A11YD_SOCKET || true
+
+# 2. speech-dispatcher with a private configuration: PulseAudio output, the espeak-ng module only.
+cp -r /etc/speech-dispatcher "$work/speechd-conf"
+cat >>"$work/speechd-conf/speechd.conf" <<CONF
+
+# Added by a11yd bench/run.sh
+AudioOutputMethod "pulse"
+AddModule "espeak-ng" "sd_espeak-ng" "espeak-ng.conf"
+DefaultModule espeak-ng
+DefaultLanguage "fr"
+DisableAutoSpawn
+CONF
+speechd_socket="$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock"
+mkdir -p "$(dirname "$speechd_socket")" "$work/logs/speechd"
+speech-dispatcher -s -t 0 -C "$work/speechd-conf" -L "$work/logs/speechd" -P "$work/speechd.pid" \
+    -c unix_socket -S "$speechd_socket" >"$work/logs/speechd.out" 2>&1 &
+pids+=($!)
+speechd_pid=$!
+wait_for 200 test -S "$speechd_socket" || { echo "bench: speech-dispatcher did not start" >&2; cat "$work/logs/speechd.out" >&2; exit 1; }
+speechd_module_pids="$(ps -o pid= --ppid "$speechd_pid" 2>/dev/null || true)"
+
+# 3. a11yd with its default configuration (the private XDG_CONFIG_HOME holds none).
+a11yd_socket="$XDG_RUNTIME_DIR/a11yd/socket"
+"$bin_dir/a11yd" --socket "$a11yd_socket" >"$work/logs/a11yd.log" 2>&1 &
+pids+=($!)
+a11yd_pid=$!
+wait_for 200 "$bin_dir/a11ysay" --socket "$a11yd_socket" --status || {
+    echo "bench: a11yd did not start" >&2; cat "$work/logs/a11yd.log" >&2; exit 1; }
+
+# 4. The measurements (bounded by their own timeouts).
+mkdir -p "$here/out"
+stamp="$(date +%Y%m%d-%H%M%S)"
+out_base="$here/out/bench-$stamp"
+timeout 1800 python3 "$here/bench.py" \
+    --bin-dir "$bin_dir" --a11yd-pid "$a11yd_pid" --a11yd-socket "$a11yd_socket" \
+    --speechd-pid "$speechd_pid" --speechd-socket "$speechd_socket" --pulse-pid "$pulse_pid" \
+    --runs "${BENCH_RUNS:-20}" --control-runs "${BENCH_CONTROL_RUNS:-10}" \
+    --utterances "${BENCH_UTTERANCES:-50}" --idle-seconds "${BENCH_IDLE_SECONDS:-10}" \
+    --out "$out_base"
+echo "bench: written to $out_base.md (daemon logs in $out_base-logs/)" >&2

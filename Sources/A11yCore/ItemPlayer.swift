@@ -33,6 +33,8 @@ actor ItemPlayer {
     /// The frame a word pause holds at, once chosen.
     private var holdFrame: Int?
     private var wantsWordPause = false
+    /// An immediate pause is in force (the watchdog must not mistake it for a stall).
+    private var isPausedByClient = false
     private var pausedAtWordReported = false
 
     init(
@@ -74,7 +76,10 @@ actor ItemPlayer {
             controller.cancel()
         }
 
-        var disconnectedSince: ContinuousClock.Instant?
+        // Time is counted in polls of the injected clock, so tests drive it without sleeping.
+        var disconnectedPolls = 0
+        var stalledPolls = 0
+        var lastPlayed = -1
         while true {
             if Task.isCancelled { return await cutOff(feeder) }
             let progress = await output.progress()
@@ -94,15 +99,28 @@ actor ItemPlayer {
                 return .completed
             }
             if progress.isConnected {
-                disconnectedSince = nil
-            } else if let since = disconnectedSince {
-                if since.duration(to: .now) > settings.audioReconnectGrace {
+                disconnectedPolls = 0
+            } else {
+                disconnectedPolls += 1
+                if settings.pollInterval * disconnectedPolls > settings.audioReconnectGrace {
                     await output.cancel()
                     return .failed(SpeechError(.audioUnavailable, "the sound server went away and did not come back"))
                 }
-            } else {
-                disconnectedSince = .now
             }
+            // The watchdog: audio that should be playing and is not moving means something below us
+            // is stuck. Fail this item rather than leave the whole queue silent behind it.
+            let shouldMove = progress.isConnected && !isPausedByClient && !pausedAtWordReported
+                && (progress.appendedFrames > progress.playedFrames || synthesisEnded)
+            if shouldMove && progress.playedFrames == lastPlayed {
+                stalledPolls += 1
+                if settings.pollInterval * stalledPolls > settings.playbackStallLimit {
+                    await output.cancel()
+                    return .failed(SpeechError(.audioUnavailable, "playback stopped making progress; the item was abandoned so that speech can go on"))
+                }
+            } else {
+                stalledPolls = 0
+            }
+            lastPlayed = progress.playedFrames
             do {
                 try await clock.sleep(for: settings.pollInterval)
             } catch {
@@ -165,6 +183,7 @@ actor ItemPlayer {
             if holdFrame != nil { await output.hold(at: nil) }
             holdFrame = nil
             wantsWordPause = false
+            isPausedByClient = true
             await output.setPaused(true)
         case .word:
             wantsWordPause = true
@@ -174,6 +193,7 @@ actor ItemPlayer {
 
     private func resume() async {
         wantsWordPause = false
+        isPausedByClient = false
         pausedAtWordReported = false
         if holdFrame != nil {
             holdFrame = nil

@@ -12,6 +12,9 @@ public actor SpeechCoordinator {
         public var serverBufferMilliseconds: Int = 80
         /// How long an item waits for a lost sound server to come back before it fails.
         public var audioReconnectGrace: Duration = .seconds(3)
+        /// How long audio that should be playing may stand still before the item is failed, so
+        /// that one stuck item can never silence everything queued behind it.
+        public var playbackStallLimit: Duration = .seconds(3)
 
         public init() {}
     }

@@ -6,6 +6,7 @@ import A11yProtocol
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// The daemon as a group of services: playback, socket server, config reload, idle exit.
 /// Started in that order; on SIGTERM or SIGINT shut down in reverse.
@@ -33,6 +34,10 @@ public struct Daemon: Sendable {
     }
 
     public func run() async throws {
+        // Trap SIGTERM and SIGINT before anything listens: ServiceGroup installs its own handlers
+        // concurrently with starting services, so a signal sent as soon as the socket accepts
+        // could still kill the process with the default action.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
         let engine: EspeakEngine
@@ -65,7 +70,7 @@ public struct Daemon: Sendable {
                 // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
                 .init(service: IdleExitService(speech: speech, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
             ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: [],  // trapped above, forwarded below
             logger: logger)
         // A client that keeps its connection open (a screen reader's subscription, say) must not hold
         // the daemon up: once every item got its `finished`, cancel what is still waiting on a
@@ -73,10 +78,16 @@ public struct Daemon: Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
         let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
-        try await withGracefulShutdownHandler {
+        try await withThrowingDiscardingTaskGroup { tasks in
+            tasks.addTask {
+                for await signal in stopSignals {
+                    logger.notice("stopping", metadata: ["signal": "\(signal)"])
+                    notifier.notify("STOPPING=1")
+                    await group.triggerGracefulShutdown()
+                }
+            }
             try await group.run()
-        } onGracefulShutdown: {
-            notifier.notify("STOPPING=1")
+            tasks.cancelAll()
         }
         logger.info("a11yd stopped")
     }

@@ -126,6 +126,36 @@ import Testing
         #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
     }
 
+    @Test func aStalledOutputFailsTheItemAndTheQueueGoesOn() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await coordinator.post(item(2, queued: true, text: "quatre"))
+        // The output never moves for item 1: the watchdog gives up on it after the stall limit.
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 2))) }
+        await playOut(output, log, until: 2)
+        let events = await log.events
+        #expect(events.finishes().map(\.1) == [.error, .spoken])
+        #expect(events.contains {
+            if case .finished(UtteranceID(rawValue: 1), _, .error, let message) = $0 { message?.contains("progress") == true } else { false }
+        })
+    }
+
+    @Test func aLongPauseIsNotAStall() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        #expect(await coordinator.pause(at: .immediate))
+        while !output.state.withLock({ $0.paused }) { await Task.yield() }
+        // Far longer than the stall limit in polls of the immediate clock.
+        for _ in 0..<5000 { await Task.yield() }
+        #expect(await log.finishedCount() == 0)
+        #expect(await coordinator.resume())
+        await playOut(output, log, until: 1)
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
+    }
+
     @Test func screenChangePlaysTheEarconBeforeTheWords() async {
         let (coordinator, output, log, pump) = makeCoordinator()
         defer { pump.cancel() }

@@ -75,7 +75,7 @@ actor TestClient {
     }
 
     deinit {
-        // NIO requires the writer to be finished; closing it also half-closes our side.
+        // NIO requires the writer to be finished before the channel goes away.
         outbound?.finish()
         reader?.cancel()
     }

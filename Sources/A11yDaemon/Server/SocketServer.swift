@@ -35,7 +35,11 @@ public final class SocketServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
             channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                // Half-closure: finishing our writer flushes what is queued and then sends EOF, so
+                // a client knows the daemon is done with it (shutdown, or its items all finished).
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                    wrappingChannelSynchronously: channel,
+                    configuration: .init(isOutboundHalfClosureEnabled: true))
             }
         }
         let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>

@@ -30,9 +30,10 @@ run: build
 
 # Every test: unit tests of the core with fakes, then the engine, the audio output and the
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
+# Serially: the audio tests measure silences in milliseconds and must not fight for the CPU.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
 
 bench:
 	scripts/install-deps.sh --bench

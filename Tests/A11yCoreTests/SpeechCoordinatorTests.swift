@@ -3,13 +3,16 @@ import Testing
 
 /// The coordinator against a fake engine and output, with a clock that never really sleeps.
 @Suite struct SpeechCoordinatorTests {
-    func makeCoordinator(instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100)
-        -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>)
-    {
+    /// `stallLimit`: the watchdog counts polls of the immediate clock, which spins while a test
+    /// waits; tests other than the watchdog's own keep it out of the way.
+    func makeCoordinator(
+        instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100, stallLimit: Duration = .seconds(86_400)
+    ) -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>) {
         let output = FakeOutput(instant: instant)
         var configuration = SpeechCoordinator.Configuration()
         configuration.pendingLimit = limit
         configuration.serverBufferMilliseconds = 0
+        configuration.playbackStallLimit = stallLimit
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
         let pump = Task { for await event in coordinator.events { await log.record(event) } }
@@ -127,7 +130,7 @@ import Testing
     }
 
     @Test func aStalledOutputFailsTheItemAndTheQueueGoesOn() async {
-        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false, stallLimit: .milliseconds(100))
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await coordinator.post(item(2, queued: true, text: "quatre"))
@@ -142,7 +145,7 @@ import Testing
     }
 
     @Test func aLongPauseIsNotAStall() async {
-        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false, stallLimit: .milliseconds(100))
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }

@@ -155,3 +155,83 @@ extension Array where Element == SpeechEvent {
     }
     func count(finished: Int) -> Bool { finishes().count >= finished }
 }
+
+/// A clock whose time moves only when the test calls `advance(by:)`: sleepers wake when their
+/// deadline has passed. Time-based rules (the watchdog) are then exact, whatever the load.
+final class ManualClock: Clock, Sendable {
+    typealias Duration = Swift.Duration
+    struct Instant: InstantProtocol {
+        var offset: Swift.Duration
+        func advanced(by duration: Swift.Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Swift.Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+    private struct Sleeper {
+        var deadline: Instant
+        var id: UInt64
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [Sleeper] = []
+        var nextID: UInt64 = 0
+    }
+    private let state = Mutex(State())
+
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Swift.Duration { .zero }
+
+    /// How many tasks are asleep on this clock right now.
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let resumeNow = state.withLock { state -> Bool in
+                    if deadline <= state.now { return true }
+                    state.sleepers.append(Sleeper(deadline: deadline, id: id, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    func advance(by duration: Swift.Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now = state.now.advanced(by: duration)
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }
+            state.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Advances in `step`s for `total`, waiting after each step until the woken task sleeps again,
+    /// so every step is one poll of a task that polls on this clock.
+    func run(for total: Swift.Duration, step: Swift.Duration, between: () -> Void = {}) async {
+        var elapsed = Swift.Duration.zero
+        while elapsed < total {
+            between()
+            await waitForSleeper()
+            advance(by: step)
+            elapsed += step
+        }
+        await waitForSleeper()
+    }
+
+    func waitForSleeper() async {
+        for _ in 0..<100_000 where sleeperCount == 0 { await Task.yield() }
+    }
+}

@@ -129,14 +129,36 @@ import Testing
         #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
     }
 
+    /// A coordinator on a manual clock, polling every 5 ms, giving up on a stall after 100 ms.
+    func makeTimedCoordinator() -> (SpeechCoordinator, FakeOutput, ManualClock, EventLog, Task<Void, Never>) {
+        let output = FakeOutput(instant: false)
+        let clock = ManualClock()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.pollInterval = .milliseconds(5)
+        configuration.playbackStallLimit = .milliseconds(100)
+        configuration.serverBufferMilliseconds = 0
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: clock)
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        return (coordinator, output, clock, log, pump)
+    }
+
     @Test func aStalledOutputFailsTheItemAndTheQueueGoesOn() async {
-        let (coordinator, output, log, pump) = makeCoordinator(instant: false, stallLimit: .milliseconds(100))
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await coordinator.post(item(2, queued: true, text: "quatre"))
-        // The output never moves for item 1: the watchdog gives up on it after the stall limit.
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        // 90 ms without progress: still waiting.
+        await clock.run(for: .milliseconds(90), step: .milliseconds(5))
+        #expect(await log.finishedCount() == 0)
+        // Past 100 ms the watchdog gives up on item 1, and item 2 plays.
+        await clock.run(for: .milliseconds(30), step: .milliseconds(5))
         await log.wait { $0.contains(.started(UtteranceID(rawValue: 2))) }
-        await playOut(output, log, until: 2)
+        while await log.finishedCount() < 2 {
+            output.advance(by: 1000)
+            await clock.run(for: .milliseconds(5), step: .milliseconds(5))
+        }
         let events = await log.events
         #expect(events.finishes().map(\.1) == [.error, .spoken])
         #expect(events.contains {
@@ -145,18 +167,23 @@ import Testing
     }
 
     @Test func aLongPauseIsNotAStall() async {
-        let (coordinator, output, log, pump) = makeCoordinator(instant: false, stallLimit: .milliseconds(100))
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
         #expect(await coordinator.pause(at: .immediate))
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
-        // Far longer than the stall limit in polls of the immediate clock.
-        for _ in 0..<5000 { await Task.yield() }
+        // A second paused, ten times the stall limit.
+        await clock.run(for: .seconds(1), step: .milliseconds(5))
         #expect(await log.finishedCount() == 0)
         #expect(await coordinator.resume())
-        await playOut(output, log, until: 1)
-        #expect(await log.events.finishes().map(\.1) == [.spoken])
+        while output.state.withLock({ $0.paused }) { await Task.yield() }
+        while await log.finishedCount() < 1 {
+            output.advance(by: 50)
+            await clock.run(for: .milliseconds(5), step: .milliseconds(5))
+        }
+        let events = await log.events
+        #expect(events.finishes().map(\.1) == [.spoken], "\(events)")
     }
 
     @Test func screenChangePlaysTheEarconBeforeTheWords() async {

@@ -90,7 +90,7 @@ let package = Package(
         // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
         .target(
             name: "A11yTestSupport",
-            dependencies: ["A11yCore", "CPulse"],
+            dependencies: ["A11yCore", "A11yProtocol", "CPulse"],
             path: "Sources/A11yTestSupport"
         ),
 

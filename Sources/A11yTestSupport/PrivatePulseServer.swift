@@ -1,5 +1,6 @@
 // A private, headless PulseAudio server for tests (see field notes, "PulseAudio, headless").
 import A11yCore
+import A11yProtocol
 import Foundation
 
 #if canImport(Glibc)
@@ -156,23 +157,5 @@ public final class PrivatePulseServer {
         try ChildProcess.start(path, arguments, environment: environment, stdoutPath: output).pid
     }
 
-    private func socketAccepts() -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return r == 0
-    }
+    private func socketAccepts() -> Bool { SocketProbe.accepts(path: socketPath) }
 }

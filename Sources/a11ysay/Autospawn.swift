@@ -1,3 +1,4 @@
+import A11yProtocol
 import Foundation
 
 #if canImport(Glibc)
@@ -171,27 +172,6 @@ enum Autospawn {
         let signal = status & 0x7f
         if signal == 0 { return "exit status \((status >> 8) & 0xff)" }
         return "signal \(signal)"
-    }
-}
-
-/// A blocking connect to see whether a Unix socket accepts, and why not.
-enum SocketProbe {
-    /// 0 when `path` accepts a connection (closed at once), else the errno of connect(2).
-    static func connectError(path: String) -> Int32 {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return errno }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return ENAMETOOLONG }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0 ? 0 : errno
     }
 }
 

@@ -222,21 +222,7 @@ func isZombie(_ pid: Int32) -> Bool {
     return status[status.index(close, offsetBy: 2)] == "Z"
 }
 
-func socketAccepts(_ path: String) -> Bool {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-    } == 0
-}
+func socketAccepts(_ path: String) -> Bool { SocketProbe.accepts(path: path) }
 
 func waitUntilAccepts(_ path: String, timeout: Duration = .seconds(15)) async throws {
     let deadline = ContinuousClock.now + timeout

@@ -171,30 +171,11 @@ enum SocketFile {
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         guard FileManager.default.fileExists(atPath: path) else { return }
-        if isAcceptingConnections(path: path) {
+        if SocketProbe.accepts(path: path) {
             throw DaemonError(.alreadyRunning, "another a11yd is already listening on \(path)")
         }
         // Nobody answers: a leftover from a daemon that died. Safe to replace.
         unlink(path)
-    }
-
-    static func isAcceptingConnections(path: String) -> Bool {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0
     }
 }
 

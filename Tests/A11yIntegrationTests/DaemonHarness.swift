@@ -27,7 +27,8 @@ final class DaemonHarness {
 
     init(configuration: DaemonConfiguration = DaemonConfiguration()) async throws {
         pulse = try PrivatePulseServer()
-        socketPath = pulse.directory.path + "/a11yd.sock"
+        // A folder that does not exist yet: the daemon makes it, owner-only.
+        socketPath = pulse.directory.path + "/runtime/a11yd/socket"
         let engine = try EspeakEngine(logger: Self.logger)
         let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
         try await output.waitUntilConnected()

@@ -28,6 +28,16 @@ import Testing
         await daemon.shutDown()
     }
 
+    @Test func theSocketAndItsFolderAreTheOwnersOnly() async throws {
+        let daemon = try await DaemonHarness()
+        let folder = (daemon.socketPath as NSString).deletingLastPathComponent
+        let folderMode = try #require(try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int)
+        let socketMode = try #require(try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int)
+        #expect(folderMode == 0o700, "folder \(String(folderMode, radix: 8))")
+        #expect(socketMode == 0o600, "socket \(String(socketMode, radix: 8))")
+        await daemon.shutDown()
+    }
+
     @Test func badLinesGetErrorsAndTheConnectionStaysUsable() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()

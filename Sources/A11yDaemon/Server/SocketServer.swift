@@ -51,6 +51,7 @@ public final class SocketServer: Service {
             let previous = umask(0o077)
             defer { umask(previous) }
             server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            chmod(path, 0o600)  // rw for the owner, as documented; umask 077 already kept others out
             ownedPath = path
             logger.info("listening", metadata: ["socket": "\(path)"])
         case .inherited(let descriptor, let path):

@@ -110,6 +110,33 @@ import Testing
         await daemon.shutDown()
     }
 
+    @Test func spellOutAndPunctuationSpansChangeWhatIsSaid() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        var spell = ClientRequest(op: .pronounce, id: .string("spell"))
+        spell.text = "la SNCF"
+        spell.spans = [.init(start: 3, length: 4, spellOut: true)]
+        try await client.send(spell)
+        let letters = try #require(try await client.waitFor("spell") { $0.id == .string("spell") }.ipa)
+        #expect(letters.contains("ˈɛs ˈɛn sˈe ˈɛf"), "S, N, C, F by name: \(letters)")
+        // Punctuation said aloud ("virgule", "point d'exclamation") makes the audio longer.
+        func seconds(_ spans: [ClientRequest.Span]?, _ tag: String) async throws -> Double {
+            var render = ClientRequest(op: .render, id: .string(tag))
+            render.text = "Bonjour, monde !"
+            render.spans = spans
+            try await client.send(render)
+            let reply = try await client.waitFor(tag) { $0.id == .string(tag) }
+            let base64 = try #require(reply.pcm)
+            let pcm = try #require(Data(base64Encoded: base64))
+            let rate = try #require(reply.sampleRate)
+            return Double(pcm.count / 2) / Double(rate)
+        }
+        let plain = try await seconds(nil, "plain")
+        let spoken = try await seconds([.init(start: 0, length: 16, punctuation: true)], "punctuation")
+        #expect(spoken > plain + 0.25, "\(spoken) s with punctuation vs \(plain) s")
+        await daemon.shutDown()
+    }
+
     @Test func ssmlIsTranslatedMarksAreToldAndBadSSMLIsRefused() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()

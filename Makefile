@@ -5,6 +5,7 @@ CONFIGURATION ?= release
 BIN = .build/$(CONFIGURATION)
 RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
+SAY_LANG ?= fr
 
 .PHONY: all deps build run test bench bench-pronunciation clean install uninstall
 
@@ -26,7 +27,7 @@ run: build
 		for i in $$(seq 1 100); do $(BIN)/a11ysay --status >/dev/null 2>&1 && break; sleep 0.05; done; \
 		echo "a11yd started (log: $$XDG_RUNTIME_DIR/a11yd.log; stop it with: pkill -x a11yd)"; \
 	fi; \
-	$(BIN)/a11ysay --wait "$(SAY)" && echo "spoken: $(SAY)"
+	$(BIN)/a11ysay --wait --lang "$(SAY_LANG)" "$(SAY)" && echo "spoken: $(SAY)"
 
 # Every test: unit tests of the core with fakes, then the engine, the audio output and the
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.

@@ -78,38 +78,21 @@ final class Sandbox {
     }
 }
 
-/// A child process (posix_spawn, reaped with waitpid) with stdout and stderr in files.
-/// Not Foundation's Process: its reaping and pipe reading starved a 2-core pool under parallel tests.
-final class ChildProcess: @unchecked Sendable {
+/// A child process (posix_spawn, reaped with waitpid) with stdout and stderr in files, that can
+/// be polled from any task: the exit status, once reaped, is kept behind a lock.
+final class ChildProcess: Sendable {
     let pid: Int32
     let logPath: String
     let errorPath: String
-    private var status: Int32?
+    private let status = Mutex<Int32?>(nil)
 
     /// stdout goes to `logPath`; stderr too unless `errorPath` is given.
     init(_ executable: String, _ arguments: [String], environment: [String: String], logPath: String, errorPath: String? = nil) throws {
+        let child = try A11yTestSupport.ChildProcess.start(
+            executable, arguments, environment: environment, stdoutPath: logPath, stderrPath: errorPath)
+        self.pid = child.pid
         self.logPath = logPath
         self.errorPath = errorPath ?? logPath
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
-        if let errorPath {
-            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(result)))") }
-        self.pid = pid
     }
 
     deinit {
@@ -124,18 +107,20 @@ final class ChildProcess: @unchecked Sendable {
     var errors: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
 
     var isRunning: Bool {
-        if status != nil { return false }
-        var raw: Int32 = 0
-        let result = waitpid(pid, &raw, WNOHANG)
-        if result == pid {
-            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            return false
+        status.withLock { status in
+            if status != nil { return false }
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
+            if result == pid {
+                status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+                return false
+            }
+            if result < 0 {
+                status = -1
+                return false
+            }
+            return true
         }
-        if result < 0 {
-            status = -1
-            return false
-        }
-        return true
     }
 
     func signal(_ number: Int32) { kill(pid, number) }
@@ -147,7 +132,7 @@ final class ChildProcess: @unchecked Sendable {
             guard ContinuousClock.now < deadline else { throw TestFailure("pid \(pid) still running after \(timeout); log:\n\(log)") }
             try await Task.sleep(for: .milliseconds(10))
         }
-        return status ?? -1
+        return status.withLock { $0 } ?? -1
     }
 
     /// Waits until the log contains `text`.

@@ -151,7 +151,8 @@ import Glibc
             let daemon = try ChildProcess(Binaries.daemon, ["--socket", sandbox.socketPath], environment: env, logPath: logPath)
             try await waitUntilAccepts(sandbox.socketPath)
             daemon.signal(SIGTERM)
-            #expect(try await daemon.waitForExit() == 0)
+            let status = try await daemon.waitForExit()
+            #expect(status == 0, "\(name): exit \(status): \(daemon.log)")
             let first = try #require(daemon.log.split(separator: "\n").first, "\(name): no log")
             if name == "matching" {
                 #expect(first.hasPrefix("<6>a11yd starting"), "\(name): \(first)")

@@ -33,16 +33,17 @@ public final class SocketServer: Service {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> = { channel in
             channel.eventLoop.makeCompletedFuture {
+                try AcceptedConnection(
                 // Half-closure: finishing our writer flushes what is queued and then sends EOF, so
                 // a client knows the daemon is done with it (shutdown, or its items all finished).
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
                     wrappingChannelSynchronously: channel,
-                    configuration: .init(isOutboundHalfClosureEnabled: true))
+                    configuration: .init(isOutboundHalfClosureEnabled: true)))
             }
         }
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let server: NIOAsyncChannel<AcceptedConnection, Never>
         var ownedPath: String?
         switch listener {
         case .path(let path):
@@ -67,7 +68,7 @@ public final class SocketServer: Service {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
+                        group.addTask { await self.serve(connection.channel) }
                     }
                 }
                 // No more connections: finish every item while connections can still hear it.
@@ -121,6 +122,25 @@ public final class SocketServer: Service {
             logger.debug("connection ended", metadata: ["connection": "\(id)", "error": "\(error)"])
         }
         await router.remove(id)
+    }
+}
+
+/// A connection as the accept loop hands it over.
+///
+/// NIO traps when an `NIOAsyncChannel` is dropped with its writer unfinished, and a connection
+/// accepted just as the server closes can be dropped that way, never yielded to the loop (seen
+/// with a client that connected as SIGTERM arrived). This finishes the writer in that case; for a
+/// served connection `executeThenClose` already finished it and finishing again does nothing.
+final class AcceptedConnection: Sendable {
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    init(_ channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+        self.channel = channel
+    }
+
+    deinit {
+        channel.outbound.finish()
+        channel.channel.close(promise: nil)
     }
 }
 

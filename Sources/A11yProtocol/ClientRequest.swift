@@ -40,24 +40,8 @@ public struct ClientRequest: Sendable, Equatable, Codable {
         self.id = id
     }
 
-    /// A range of `text` (Unicode scalars) to say differently.
-    public struct Span: Sendable, Equatable, Codable {
-        public var start: Int
-        public var length: Int
-        public var ipa: String?
-        public var lang: String?
-        public var spellOut: Bool?
-        public var punctuation: Bool?
-
-        public init(start: Int, length: Int, ipa: String? = nil, lang: String? = nil, spellOut: Bool? = nil, punctuation: Bool? = nil) {
-            self.start = start
-            self.length = length
-            self.ipa = ipa
-            self.lang = lang
-            self.spellOut = spellOut
-            self.punctuation = punctuation
-        }
-    }
+    /// A range of `text` (Unicode scalars) to say differently: IPA, language, spell-out, punctuation.
+    public typealias Span = SpeechSpan
 
     public static func post(
         _ text: String, kind: NotificationKind = .announcement, queue: Bool? = nil, priority: Priority? = nil,
@@ -96,29 +80,5 @@ public struct ClientRequest: Sendable, Equatable, Codable {
         if spans != nil, text == nil {
             throw SpeechError(.invalidRequest, "'spans' apply to 'text' only")
         }
-    }
-}
-
-extension ClientRequest.Span {
-    /// A span over every whole-word occurrence of `word` in `text` (offsets in Unicode scalars),
-    /// for the CLI's `--ipa WORD=IPA` and `--spell WORD`.
-    public static func occurrences(of word: String, in text: String, ipa: String? = nil, spellOut: Bool? = nil) -> [Self] {
-        let needle = Array(word.unicodeScalars)
-        let haystack = Array(text.unicodeScalars)
-        guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
-        func isWordScalar(_ index: Int) -> Bool {
-            haystack.indices.contains(index) && (haystack[index].properties.isAlphabetic || haystack[index].properties.numericType != nil)
-        }
-        var spans: [Self] = []
-        var index = 0
-        while index + needle.count <= haystack.count {
-            if Array(haystack[index..<index + needle.count]) == needle && !isWordScalar(index - 1) && !isWordScalar(index + needle.count) {
-                spans.append(Self(start: index, length: needle.count, ipa: ipa, spellOut: spellOut))
-                index += needle.count
-            } else {
-                index += 1
-            }
-        }
-        return spans
     }
 }

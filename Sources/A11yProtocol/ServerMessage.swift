@@ -15,17 +15,8 @@ public struct ServerMessage: Sendable, Equatable, Codable {
         public var text: String
     }
 
-    public struct Voice: Sendable, Equatable, Codable {
-        public var identifier: String
-        public var name: String
-        public var languages: [String]
-
-        public init(identifier: String, name: String, languages: [String]) {
-            self.identifier = identifier
-            self.name = name
-            self.languages = languages
-        }
-    }
+    /// An installed voice, as the engine lists it.
+    public typealias Voice = VoiceInfo
 
     // Replies
     public var id: RequestID?

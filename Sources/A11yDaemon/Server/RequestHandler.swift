@@ -79,9 +79,7 @@ struct RequestHandler: Sendable {
             reply.queue = status.pending.map(ServerMessage.ItemSummary.init)
             reply.version = 1
         case .voices:
-            reply.voices = await speech.engine.voices().map {
-                ServerMessage.Voice(identifier: $0.identifier, name: $0.name, languages: $0.languages)
-            }
+            reply.voices = await speech.engine.voices()
         case .subscribe:
             if request.all ?? true { await router.subscribe(connection) }
         }

@@ -110,10 +110,7 @@ public final class SpeechService: Service {
         }
         var segments = [SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]
         if let spans = request.spans, !spans.isEmpty {
-            let converted = spans.map {
-                SpeechSpan(start: $0.start, length: $0.length, ipa: $0.ipa, lang: $0.lang, spellOut: $0.spellOut, punctuation: $0.punctuation)
-            }
-            segments = try await requirePronouncer().plan(text: text, spans: converted, defaultVoice: voice).segments
+            segments = try await requirePronouncer().plan(text: text, spans: spans, defaultVoice: voice).segments
         }
         return Utterance(
             text: text,

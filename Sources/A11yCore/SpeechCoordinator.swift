@@ -60,7 +60,7 @@ public actor SpeechCoordinator {
     /// Accepts an item. Its life is then told on `events`, ending with exactly one `finished`.
     public func post(_ item: SpeechItem) {
         if isShutDown {
-            eventSink.yield(.finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"))
+            emit(.finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"))
             return
         }
         apply(queue.post(item))
@@ -96,6 +96,14 @@ public actor SpeechCoordinator {
         Snapshot(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
     }
 
+    /// How many events have been published on `events` so far.
+    public private(set) var emittedEventCount = 0
+
+    private func emit(_ event: SpeechEvent) {
+        emittedEventCount += 1
+        eventSink.yield(event)
+    }
+
     /// Stops everything, waits until the current item has ended, and refuses new items (each
     /// still gets its `finished`, so the event stream stays open).
     public func shutDown() async {
@@ -121,7 +129,7 @@ public actor SpeechCoordinator {
             case .resumePlayback(let id):
                 if let player, player.id == id { player.controls.yield(.resume) }
             case .emit(let event):
-                eventSink.yield(event)
+                emit(event)
             }
         }
     }
@@ -146,10 +154,10 @@ public actor SpeechCoordinator {
         switch report {
         case .word(let start, let length):
             if case .stopping = queue.current?.phase { return }
-            eventSink.yield(.word(id, start: start, length: length))
+            emit(.word(id, start: start, length: length))
         case .mark(let name):
             if case .stopping = queue.current?.phase { return }
-            eventSink.yield(.mark(id, name: name))
+            emit(.mark(id, name: name))
         case .pausedAtWord:
             apply(queue.playbackPaused(id))
         }

@@ -14,6 +14,8 @@ public final class SpeechService: Service {
     /// IPA, language, spell-out and punctuation spans; nil where the engine is not eSpeak-NG (tests with fakes).
     let pronouncer: Pronouncer?
     private let configuration: Mutex<DaemonConfiguration>
+    /// Events taken from the coordinator and handed to the router, for `stopAll` to wait on.
+    private let routedEventCount = Mutex(0)
     private let environment: [String: String]
     private let logger: Logger
 
@@ -48,6 +50,7 @@ public final class SpeechService: Service {
         await cancelWhenGracefulShutdown {
             for await event in self.coordinator.events {
                 await self.router.route(event)
+                self.routedEventCount.withLock { $0 += 1 }
                 if case .finished(let id, _, let reason, let message) = event {
                     self.logger.debug("finished", metadata: ["utterance": "\(id)", "reason": "\(reason)", "message": "\(message ?? "")"])
                 }
@@ -58,9 +61,11 @@ public final class SpeechService: Service {
     /// Stops every item (each gets `finished` with reason `stopped`), and routes those events.
     public func stopAll() async {
         await coordinator.shutDown()
-        // Let the event loop above route what shutDown emitted.
-        for _ in 0..<100 {
-            await Task.yield()
+        // Every `finished` that shutDown emitted must reach the router before connections close.
+        let emitted = await coordinator.emittedEventCount
+        let deadline = ContinuousClock.now + .seconds(2)
+        while routedEventCount.withLock({ $0 }) < emitted, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
         }
     }
 

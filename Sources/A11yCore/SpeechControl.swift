@@ -1,0 +1,122 @@
+import Synchronization
+
+/// The one narrow speech API. Every front end (JSON Lines, SSIP) reaches speech through this and
+/// nothing else; the speech side knows nothing of sockets, framing or wire formats.
+///
+/// A front end owns its connections and routes events itself: it gives each connection a
+/// `ClientID`, posts in that client's name, and reads `events()` to tell each client about its own
+/// utterances (and subscribers about everything).
+public protocol SpeechControl: Sendable {
+    /// Plans the request (voice, element, spans, SSML) and queues it. Its life is then told on
+    /// `events()`, ending with exactly one `finished`. Throws `SpeechError` when it cannot be said
+    /// (nothing is queued then, and no event follows).
+    func post(_ request: SpeechRequest, from client: ClientID) async throws -> UtteranceID
+
+    /// Returns whether the pause took effect (false when nothing in scope was speaking).
+    func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool
+    /// Returns whether anything was paused.
+    func resume(_ scope: ControlScope) async -> Bool
+    /// Ends what is speaking and waiting in scope, each with `finished` `stopped`.
+    func stop(_ scope: ControlScope) async -> Bool
+
+    func status() async -> SpeechStatus
+    func voices() async -> [VoiceInfo]
+
+    /// The IPA the engine will pronounce for the request, without speaking it.
+    func pronounce(_ request: SpeechRequest) async throws -> String
+    /// The request's audio, as it would be played (earcon excluded), without playing it.
+    func render(_ request: SpeechRequest) async throws -> RenderedAudio
+
+    /// Every event of every utterance, in order, from now until speech shuts down; the stream ends
+    /// after the last `finished`. Each call returns a stream of its own (one per front end).
+    func events() -> AsyncStream<SpeechEvent>
+}
+
+/// Who asked: one connection of one front end. Unique across front ends for the daemon's life.
+public struct ClientID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    private static let counter = Atomic<UInt64>(1)
+
+    /// A fresh id, never handed out before in this process.
+    public static func next() -> ClientID {
+        ClientID(rawValue: counter.wrappingAdd(1, ordering: .relaxed).oldValue)
+    }
+
+    public static func < (lhs: ClientID, rhs: ClientID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "#\(rawValue)" }
+}
+
+/// Which utterances a control applies to.
+public enum ControlScope: Sendable, Hashable {
+    /// Everything, whoever posted it (the JSON protocol's `pause`, `resume` and `stop`).
+    case all
+    /// Only what this client posted (SSIP's `self` and `<id>`).
+    case client(ClientID)
+}
+
+/// What a client asks to say, before planning.
+public struct SpeechRequest: Sendable, Equatable {
+    public enum Content: Sendable, Equatable {
+        /// Plain text, with optional spans (IPA, language, spell-out, punctuation) over it.
+        case text(String, spans: [SpeechSpan] = [])
+        /// A safe SSML subset, translated by a11yd (never passed raw to the engine).
+        case ssml(String)
+        /// A UI element, spoken as VoiceOver speaks it.
+        case element(AccessibilityElement)
+    }
+
+    public var content: Content
+    public var kind: NotificationKind
+    /// Nil: the kind's default priority.
+    public var priority: Priority?
+    /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
+    public var queued: Bool
+    /// BCP 47 or POSIX; nil: the configured voice, else the locale.
+    public var language: String?
+    /// 0...1, 0.5 is the normal rate (AVSpeechUtterance.rate); nil: the configured rate.
+    public var rate: Double?
+    /// 0.5...2, 1 is the voice's normal pitch; nil: the configured pitch.
+    public var pitch: Double?
+    /// 0...1, 1 is full volume; nil: the configured volume.
+    public var volume: Double?
+
+    public init(
+        _ content: Content, kind: NotificationKind = .announcement, priority: Priority? = nil, queued: Bool = false,
+        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil
+    ) {
+        self.content = content
+        self.kind = kind
+        self.priority = priority
+        self.queued = queued
+        self.language = language
+        self.rate = rate
+        self.pitch = pitch
+        self.volume = volume
+    }
+}
+
+/// What `status` reports: the queue's state, what speaks and what waits.
+public struct SpeechStatus: Sendable, Equatable {
+    public var state: SpeechQueue.State
+    public var current: SpeechItem?
+    public var pending: [SpeechItem]
+
+    public init(state: SpeechQueue.State, current: SpeechItem?, pending: [SpeechItem]) {
+        self.state = state
+        self.current = current
+        self.pending = pending
+    }
+}
+
+/// An utterance's audio, rendered instead of played.
+public struct RenderedAudio: Sendable, Equatable {
+    public var format: AudioFormat
+    public var samples: [Int16]
+
+    public init(format: AudioFormat, samples: [Int16]) {
+        self.format = format
+        self.samples = samples
+    }
+}

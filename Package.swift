@@ -46,7 +46,10 @@ let package = Package(
         ),
 
         // JSON Lines protocol v1, shared by the daemon and its clients.
-        .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
+        .target(
+            name: "A11yProtocol",
+            dependencies: ["A11yCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
 
         .target(
             name: "A11yDaemon",
@@ -54,7 +57,6 @@ let package = Package(
                 "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -67,17 +69,15 @@ let package = Package(
                 "A11yDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "a11ysay",
             dependencies: [
-                "A11yProtocol",
+                "A11yProtocol", "A11yCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
 
@@ -90,7 +90,11 @@ let package = Package(
         // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
         .target(
             name: "A11yTestSupport",
-            dependencies: ["A11yCore", "A11yProtocol", "CPulse"],
+            dependencies: [
+                "A11yCore", "A11yProtocol", "CPulse",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Sources/A11yTestSupport"
         ),
 

@@ -54,11 +54,3 @@ enum TraitVocabulary {
     }
 }
 
-extension String {
-    var trimmed: String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
-}

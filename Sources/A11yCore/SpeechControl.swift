@@ -7,10 +7,15 @@ import Synchronization
 /// `ClientID`, posts in that client's name, and reads `events()` to tell each client about its own
 /// utterances (and subscribers about everything).
 public protocol SpeechControl: Sendable {
-    /// Plans the request (voice, element, spans, SSML) and queues it. Its life is then told on
-    /// `events()`, ending with exactly one `finished`. Throws `SpeechError` when it cannot be said
-    /// (nothing is queued then, and no event follows).
-    func post(_ request: SpeechRequest, from client: ClientID) async throws -> UtteranceID
+    /// Plans the request (voice, element, spans, SSML) into an item with its own id, without queueing
+    /// it: the front end replies with the id before any event of the item can exist. Throws
+    /// `SpeechError` when it cannot be said.
+    func prepare(_ request: SpeechRequest) async throws -> SpeechItem
+    /// Queues prepared items in one step, in the client's name (so that, for instance, two page
+    /// scrolls sent together always coalesce the same way). Each item's life is then told on
+    /// `events()`, ending with exactly one `finished`. Returns false, queueing nothing, once speech
+    /// has shut down: the front end then tells its client itself.
+    func post(_ items: [SpeechItem], from client: ClientID) async -> Bool
 
     /// Returns whether the pause took effect (false when nothing in scope was speaking).
     func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool
@@ -27,9 +32,21 @@ public protocol SpeechControl: Sendable {
     /// The request's audio, as it would be played (earcon excluded), without playing it.
     func render(_ request: SpeechRequest) async throws -> RenderedAudio
 
-    /// Every event of every utterance, in order, from now until speech shuts down; the stream ends
-    /// after the last `finished`. Each call returns a stream of its own (one per front end).
-    func events() -> AsyncStream<SpeechEvent>
+    /// Every event of every utterance, with the client that posted it, in order, from now until
+    /// speech shuts down; the stream ends after the last `finished`. Each call returns a stream of
+    /// its own (one per front end).
+    func events() -> AsyncStream<ClientEvent>
+}
+
+/// An event of an utterance, addressed to the client that posted it.
+public struct ClientEvent: Sendable, Equatable {
+    public var event: SpeechEvent
+    public var owner: ClientID
+
+    public init(_ event: SpeechEvent, owner: ClientID) {
+        self.event = event
+        self.owner = owner
+    }
 }
 
 /// Who asked: one connection of one front end. Unique across front ends for the daemon's life.

@@ -19,13 +19,6 @@ public actor SpeechCoordinator {
         public init() {}
     }
 
-    /// What `status` reports.
-    public struct Snapshot: Sendable, Equatable {
-        public var state: SpeechQueue.State
-        public var current: SpeechItem?
-        public var pending: [SpeechItem]
-    }
-
     private var queue: SpeechQueue
     private let engine: any SpeechEngine
     private let output: any AudioOutput
@@ -57,19 +50,17 @@ public actor SpeechCoordinator {
         return UtteranceID(rawValue: nextID)
     }
 
-    /// Accepts an item. Its life is then told on `events`, ending with exactly one `finished`.
-    public func post(_ item: SpeechItem) {
-        if isShutDown {
-            emit(.finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"))
-            return
-        }
-        apply(queue.post(item))
+    /// Accepts items, applied as one step. Each one's life is then told on `events`, ending with
+    /// exactly one `finished`. Returns false, accepting nothing, once shut down.
+    @discardableResult
+    public func post(_ items: [SpeechItem]) -> Bool {
+        guard !isShutDown else { return false }
+        for item in items { apply(queue.post(item)) }
+        return true
     }
 
-    /// Several items at once, applied as one step (lines that arrived together).
-    public func post(_ items: [SpeechItem]) {
-        for item in items { post(item) }
-    }
+    @discardableResult
+    public func post(_ item: SpeechItem) -> Bool { post([item]) }
 
     @discardableResult
     public func pause(at boundary: PauseBoundary) -> Bool {
@@ -92,24 +83,21 @@ public actor SpeechCoordinator {
         return effective
     }
 
-    public func status() -> Snapshot {
-        Snapshot(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
+    public func status() -> SpeechStatus {
+        SpeechStatus(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
     }
 
-    /// How many events have been published on `events` so far.
-    public private(set) var emittedEventCount = 0
-
     private func emit(_ event: SpeechEvent) {
-        emittedEventCount += 1
         eventSink.yield(event)
     }
 
-    /// Stops everything, waits until the current item has ended, and refuses new items (each
-    /// still gets its `finished`, so the event stream stays open).
+    /// Stops everything, refuses new items, waits until the current item has ended, and then
+    /// finishes `events`: its last elements are the `finished` of everything that was queued.
     public func shutDown() async {
         isShutDown = true
         apply(queue.stop(reason: .stopped).effects)
         while let task = player?.task { await task.value }
+        eventSink.finish()
     }
 
     // MARK: - Effects

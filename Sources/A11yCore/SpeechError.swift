@@ -1,33 +1,33 @@
-/// An error with a stable, machine-readable code and a sentence for people.
+/// An error of the speech API, with a stable, machine-readable code and a sentence for people.
 ///
-/// Codes travel over the wire unchanged (`error.code` in protocol replies), so they are
-/// part of the protocol: add new ones, never rename.
+/// The set of codes is closed: front ends turn them into their own wire form (the JSON protocol
+/// sends `code` unchanged, so codes are part of it: add new ones, never rename).
 public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The line was not JSON, or not an object.
-        public static let badJSON = Code(rawValue: "bad_json")
+        case badJSON = "bad_json"
         /// A field is missing, has the wrong type or an out-of-range value.
-        public static let invalidRequest = Code(rawValue: "invalid_request")
+        case invalidRequest = "invalid_request"
         /// `op` names no known operation.
-        public static let unknownOperation = Code(rawValue: "unknown_op")
+        case unknownOperation = "unknown_op"
         /// No installed voice speaks the requested language.
-        public static let unknownVoice = Code(rawValue: "unknown_voice")
+        case unknownVoice = "unknown_voice"
         /// An IPA string holds a symbol the voice cannot say.
-        public static let invalidIPA = Code(rawValue: "invalid_ipa")
+        case invalidIPA = "invalid_ipa"
         /// SSML that is not well formed or uses what we refuse.
-        public static let invalidSSML = Code(rawValue: "invalid_ssml")
+        case invalidSSML = "invalid_ssml"
         /// The synthesizer failed.
-        public static let engineFailed = Code(rawValue: "engine_failed")
+        case engineFailed = "engine_failed"
         /// The sound server could not be reached.
-        public static let audioUnavailable = Code(rawValue: "audio_unavailable")
+        case audioUnavailable = "audio_unavailable"
         /// A line longer than the daemon accepts.
-        public static let lineTooLong = Code(rawValue: "line_too_long")
+        case lineTooLong = "line_too_long"
+        /// The daemon is shutting down and takes nothing new.
+        case shuttingDown = "shutting_down"
         /// Something that should not happen; a bug.
-        public static let `internal` = Code(rawValue: "internal")
+        case `internal` = "internal"
+
+        public var description: String { rawValue }
     }
 
     public var code: Code

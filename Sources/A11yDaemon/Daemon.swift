@@ -8,8 +8,8 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// The daemon as a group of services: playback, socket server, config reload, idle exit.
-/// Started in that order; on SIGTERM or SIGINT shut down in reverse.
+/// The daemon as a group of services: the front ends, config reload, idle exit and speech.
+/// On SIGTERM or SIGINT shut down in reverse: speech first, then the front ends.
 public struct Daemon: Sendable {
     public struct Options: Sendable {
         public var socketPath: String?
@@ -44,12 +44,12 @@ public struct Daemon: Sendable {
         do {
             engine = try EspeakEngine(logger: logger)
         } catch {
-            throw DaemonError(.engineUnavailable, "cannot start eSpeak-NG: \(error)")
+            throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
-        let output = PulseOutput(server: configuration.audioServer, logger: logger)
         let speech = SpeechService(
-            engine: engine, output: output, configuration: configuration, pronouncer: Pronouncer(engine: engine),
-            environment: options.environment, logger: logger)
+            engine: engine, output: PulseOutput(server: configuration.audioServer, logger: logger),
+            pronouncer: Pronouncer(engine: engine), configuration: configuration, environment: options.environment,
+            logger: logger)
 
         let listener = try SocketActivation.listener(
             environment: options.environment,
@@ -57,18 +57,20 @@ public struct Daemon: Sendable {
                 explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
-        let server = SocketServer(listener: listener, speech: speech, logger: logger) {
+        let jsonLines = JSONLinesServer(listener: listener, speech: speech, logger: logger) {
             notifier.notify("READY=1")
         }
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
-                .init(service: speech),
-                .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: jsonLines, successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: reload),
                 // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
-                .init(service: IdleExitService(speech: speech, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: IdleExitService(speech: speech, frontEnds: [jsonLines], logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
+                // Last, so shut down first: every item gets its `finished` while connections are
+                // open, and the front ends close them once those events are routed.
+                .init(service: speech),
             ],
             gracefulShutdownSignals: [],  // trapped above, forwarded below
             logger: logger)

@@ -1,50 +1,79 @@
 import A11yCore
-import Foundation
 
-/// JSON Lines: one UTF-8 JSON object per line, each way.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// JSON Lines: one UTF-8 JSON object per line, each way. One decode per line, straight from its bytes.
 public enum LineCodec {
     /// The longest line the daemon reads; longer ones are refused with `line_too_long`.
     public static let maximumLineLength = 1 << 20
 
-    public static func encode<Value: Encodable>(_ value: Value) -> String {
+    /// One line, without its newline. Sorted keys, so that a line reads the same every time.
+    public static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding our own message types cannot fail (no floats that are NaN, no custom throws).
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        // Our own message types cannot fail to encode (no NaN, no throwing encoders).
+        return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
-    /// Reads a client line, turning every decoding failure into a sentence that names the field.
-    public static func decodeRequest(_ line: some StringProtocol) throws(SpeechError) -> ClientRequest {
-        let data = Data(line.utf8)
-        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-            throw SpeechError(.badJSON, "each line must be one JSON object")
-        }
-        let request: ClientRequest
+    public static func encodeString(_ value: some Encodable) -> String {
+        String(decoding: encode(value), as: UTF8.self)
+    }
+
+    /// A client's line, or why not (with the line's `id` when it had a readable one, so the error
+    /// reply still carries it).
+    public static func decodeRequest(_ line: some Collection<UInt8>) -> Result<RequestLine, RequestLineError> {
+        let decoded: DecodedLine
         do {
-            request = try JSONDecoder().decode(ClientRequest.self, from: data)
-        } catch let error as DecodingError {
-            throw describe(error)
+            decoded = try JSONDecoder().decode(DecodedLine.self, from: Data(line))
         } catch {
-            throw SpeechError(.invalidRequest, "\(error)")
+            return .failure(RequestLineError(SpeechError(.badJSON, "each line must be one JSON object"), id: nil))
         }
-        try request.validate()
-        return request
+        return decoded.line
     }
 
-    public static func decodeMessage(_ line: some StringProtocol) throws -> ServerMessage {
-        try JSONDecoder().decode(ServerMessage.self, from: Data(line.utf8))
+    public static func decodeMessage(_ line: some Collection<UInt8>) throws -> ServerMessage {
+        try JSONDecoder().decode(ServerMessage.self, from: Data(line))
     }
 
-    private static func describe(_ error: DecodingError) -> SpeechError {
+    /// Reads the id first, then the request, so that a bad field still gets a reply with the id.
+    private struct DecodedLine: Decodable {
+        var line: Result<RequestLine, RequestLineError>
+
+        private enum Keys: String, CodingKey { case id }
+
+        init(from decoder: any Decoder) throws {
+            // Not an object: thrown, and reported as bad_json.
+            let container = try decoder.container(keyedBy: Keys.self)
+            let id = try? container.decodeIfPresent(RequestID.self, forKey: .id)
+            do {
+                let line = try RequestLine(from: decoder)
+                if case .post(let post) = line.request { _ = try post.speechRequest() }
+                if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
+                if case .render(let post) = line.request { _ = try post.speechRequest() }
+                self.line = .success(line)
+            } catch let error as SpeechError {
+                self.line = .failure(RequestLineError(error, id: id))
+            } catch let error as DecodingError {
+                self.line = .failure(RequestLineError(LineCodec.describe(error), id: id))
+            }
+        }
+    }
+
+    /// A sentence that names the field.
+    fileprivate static func describe(_ error: DecodingError) -> SpeechError {
         func path(_ context: DecodingError.Context) -> String {
             context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }
+        let operations = Request.Operation.allCases.map(\.rawValue).joined(separator: ", ")
         switch error {
         case .keyNotFound(let key, let context):
             let within = path(context)
             if key.stringValue == "op" && within.isEmpty {
-                return SpeechError(.invalidRequest, "missing 'op' (one of \(ClientRequest.Operation.allCases.map(\.rawValue).joined(separator: ", ")))")
+                return SpeechError(.invalidRequest, "missing 'op' (one of \(operations))")
             }
             return SpeechError(.invalidRequest, "missing '\(key.stringValue)'\(within.isEmpty ? "" : " in '\(within)'")")
         case .typeMismatch(let type, let context):
@@ -54,7 +83,7 @@ public enum LineCodec {
         case .dataCorrupted(let context):
             let field = path(context)
             if field == "op" {
-                return SpeechError(.unknownOperation, "unknown 'op'; expected one of \(ClientRequest.Operation.allCases.map(\.rawValue).joined(separator: ", "))")
+                return SpeechError(.unknownOperation, "unknown 'op'; expected one of \(operations)")
             }
             return SpeechError(.invalidRequest, "'\(field)' has an invalid value: \(context.debugDescription)")
         @unknown default:
@@ -63,12 +92,27 @@ public enum LineCodec {
     }
 }
 
-extension LineCodec {
-    /// The `id` of a line that could not be decoded as a whole, so the error reply still carries it.
-    public static func requestID(in line: some StringProtocol) -> RequestID? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        if let number = object["id"] as? Int { return .number(number) }
-        if let string = object["id"] as? String { return .string(string) }
-        return nil
+/// A line that is not a request, with the id it carried (if any could be read).
+public struct RequestLineError: Error, Sendable, Equatable {
+    public var error: SpeechError
+    public var id: RequestID?
+
+    public init(_ error: SpeechError, id: RequestID?) {
+        self.error = error
+        self.id = id
+    }
+}
+
+/// PCM in replies: base64 of signed 16-bit little-endian samples.
+enum Base64 {
+    static func encode(_ samples: [Int16]) -> String {
+        samples.map(\.littleEndian).withUnsafeBytes { Data($0) }.base64EncodedString()
+    }
+
+    static func decodeSamples(_ text: String) -> [Int16]? {
+        guard let data = Data(base64Encoded: text), data.count.isMultiple(of: 2) else { return nil }
+        return stride(from: 0, to: data.count, by: 2).map { index in
+            Int16(littleEndian: Int16(bitPattern: UInt16(data[data.startIndex + index]) | UInt16(data[data.startIndex + index + 1]) << 8))
+        }
     }
 }

@@ -1,99 +1,187 @@
 import A11yCore
 
-/// One line from the daemon: a reply (has `ok`) or an event (has `event`). See docs/protocol.md.
-/// Every field is optional so that one type reads every line; clients look at what they expect.
-public struct ServerMessage: Sendable, Equatable, Codable {
-    public struct ErrorBody: Sendable, Equatable, Codable {
-        public var code: String
-        public var message: String
+/// One line from the daemon: a reply to a request, or an event. See docs/protocol.md.
+public enum ServerMessage: Sendable, Equatable {
+    /// A request succeeded (`"ok":true`).
+    case reply(Reply, to: RequestID?)
+    /// A request failed (`"ok":false`); the connection stays usable.
+    case failure(WireError, to: RequestID?)
+    /// Something happened to an utterance (`"event":…`).
+    case event(SpeechEvent)
+
+    public static func failure(_ error: SpeechError, to id: RequestID?) -> ServerMessage {
+        .failure(WireError(error), to: id)
+    }
+
+    /// What a successful reply carries, by request.
+    public enum Reply: Sendable, Equatable {
+        /// `post`: the new utterance's number.
+        case posted(UtteranceID)
+        /// `pause`, `resume`, `stop`: whether the control changed anything.
+        case control(effective: Bool)
+        case status(Status)
+        case voices([VoiceInfo])
+        /// `pronounce`: what eSpeak-NG will say, in IPA (voice changes marked "(en) ").
+        case pronunciation(ipa: String)
+        /// `render`: the audio, not played.
+        case audio(RenderedAudio)
+        /// `subscribe`: nothing to say but yes.
+        case done
+    }
+
+    public struct Status: Sendable, Equatable, Codable {
+        public var version: Int
+        public var state: SpeechQueue.State
+        public var current: ItemSummary?
+        public var queue: [ItemSummary]
+
+        public init(_ status: SpeechStatus) {
+            version = 1
+            state = status.state
+            current = status.current.map(ItemSummary.init)
+            queue = status.pending.map(ItemSummary.init)
+        }
     }
 
     public struct ItemSummary: Sendable, Equatable, Codable {
-        public var utterance: UInt64
+        public var utterance: UtteranceID
         public var kind: NotificationKind
         public var priority: Priority
         public var text: String
-    }
 
-    /// An installed voice, as the engine lists it.
-    public typealias Voice = VoiceInfo
-
-    // Replies
-    public var id: RequestID?
-    public var ok: Bool?
-    public var error: ErrorBody?
-    public var utterance: UInt64?
-    /// pause/resume/stop: whether the control changed anything.
-    public var effective: Bool?
-    public var state: String?
-    public var current: ItemSummary?
-    public var queue: [ItemSummary]?
-    public var voices: [Voice]?
-    public var version: Int?
-    /// `pronounce`: what eSpeak-NG will say, in IPA (voice changes marked "(en) ").
-    public var ipa: String?
-    /// `render`: the audio, base64 of signed 16-bit little-endian PCM.
-    public var pcm: String?
-    public var sampleRate: Int?
-    public var channels: Int?
-
-    // Events
-    public var event: String?
-    public var start: Int?
-    public var length: Int?
-    public var text: String?
-    public var successful: Bool?
-    public var reason: FinishReason?
-    public var message: String?
-    /// `mark` events: the SSML mark's name.
-    public var name: String?
-
-    public init() {}
-
-    public static func reply(to id: RequestID?) -> ServerMessage {
-        var message = ServerMessage()
-        message.id = id
-        message.ok = true
-        return message
-    }
-
-    public static func failure(_ error: SpeechError, id: RequestID?) -> ServerMessage {
-        var message = ServerMessage()
-        message.id = id
-        message.ok = false
-        message.error = ErrorBody(code: error.code.rawValue, message: error.message)
-        return message
-    }
-
-    public init(_ event: SpeechEvent) {
-        self.init()
-        utterance = event.utterance.rawValue
-        switch event {
-        case .started:
-            self.event = "started"
-        case .word(_, let start, let length):
-            self.event = "word"
-            self.start = start
-            self.length = length
-        case .mark(_, let name):
-            self.event = "mark"
-            self.name = name
-        case .paused:
-            self.event = "paused"
-        case .resumed:
-            self.event = "resumed"
-        case .finished(_, let text, let reason, let message):
-            self.event = "finished"
-            self.text = text
-            self.successful = reason.isSuccessful
-            self.reason = reason
-            self.message = message
+        public init(_ item: SpeechItem) {
+            utterance = item.id
+            kind = item.kind
+            priority = item.priority
+            text = item.text
         }
+    }
+
+    /// An error as the JSON protocol sends it. Codes are `SpeechError.Code`'s; a client keeps the
+    /// string, so that a newer daemon's code still reads.
+    public struct WireError: Sendable, Equatable, Codable, Error, CustomStringConvertible {
+        public var code: String
+        public var message: String
+
+        public init(_ error: SpeechError) {
+            code = error.code.rawValue
+            message = error.message
+        }
+
+        public var description: String { "\(message) (\(code))" }
     }
 }
 
-extension ServerMessage.ItemSummary {
-    public init(_ item: SpeechItem) {
-        self.init(utterance: item.id.rawValue, kind: item.kind, priority: item.priority, text: item.text)
+// MARK: - Wire form
+
+extension SpeechQueue.State: Codable {}
+
+extension ServerMessage: Codable {
+    private enum Keys: String, CodingKey {
+        // Replies
+        case id, ok, error, utterance, effective, version, state, current, queue, voices, ipa, pcm, sampleRate, channels
+        // Events
+        case event, start, length, text, successful, reason, message, name
+    }
+
+    private enum EventName: String, Codable {
+        case started, word, mark, paused, resumed, finished
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        switch self {
+        case .reply(let reply, let id):
+            try container.encodeIfPresent(id, forKey: .id)
+            try container.encode(true, forKey: .ok)
+            switch reply {
+            case .posted(let utterance): try container.encode(utterance, forKey: .utterance)
+            case .control(let effective): try container.encode(effective, forKey: .effective)
+            case .status(let status): try status.encode(to: encoder)
+            case .voices(let voices): try container.encode(voices, forKey: .voices)
+            case .pronunciation(let ipa): try container.encode(ipa, forKey: .ipa)
+            case .audio(let audio):
+                try container.encode(audio.format.sampleRate, forKey: .sampleRate)
+                try container.encode(audio.format.channels, forKey: .channels)
+                try container.encode(Base64.encode(audio.samples), forKey: .pcm)
+            case .done: break
+            }
+        case .failure(let error, let id):
+            try container.encodeIfPresent(id, forKey: .id)
+            try container.encode(false, forKey: .ok)
+            try container.encode(error, forKey: .error)
+        case .event(let event):
+            try container.encode(event.utterance, forKey: .utterance)
+            switch event {
+            case .started: try container.encode(EventName.started, forKey: .event)
+            case .word(_, let start, let length):
+                try container.encode(EventName.word, forKey: .event)
+                try container.encode(start, forKey: .start)
+                try container.encode(length, forKey: .length)
+            case .mark(_, let name):
+                try container.encode(EventName.mark, forKey: .event)
+                try container.encode(name, forKey: .name)
+            case .paused: try container.encode(EventName.paused, forKey: .event)
+            case .resumed: try container.encode(EventName.resumed, forKey: .event)
+            case .finished(_, let text, let reason, let message):
+                try container.encode(EventName.finished, forKey: .event)
+                try container.encode(text, forKey: .text)
+                try container.encode(reason.isSuccessful, forKey: .successful)
+                try container.encode(reason, forKey: .reason)
+                try container.encodeIfPresent(message, forKey: .message)
+            }
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        if let name = try container.decodeIfPresent(EventName.self, forKey: .event) {
+            let id = try container.decode(UtteranceID.self, forKey: .utterance)
+            switch name {
+            case .started: self = .event(.started(id))
+            case .word:
+                self = .event(.word(
+                    id, start: try container.decode(Int.self, forKey: .start),
+                    length: try container.decode(Int.self, forKey: .length)))
+            case .mark: self = .event(.mark(id, name: try container.decode(String.self, forKey: .name)))
+            case .paused: self = .event(.paused(id))
+            case .resumed: self = .event(.resumed(id))
+            case .finished:
+                self = .event(.finished(
+                    id, text: try container.decode(String.self, forKey: .text),
+                    reason: try container.decode(FinishReason.self, forKey: .reason),
+                    message: try container.decodeIfPresent(String.self, forKey: .message)))
+            }
+            return
+        }
+        let id = try container.decodeIfPresent(RequestID.self, forKey: .id)
+        guard try container.decode(Bool.self, forKey: .ok) else {
+            self = .failure(try container.decode(WireError.self, forKey: .error), to: id)
+            return
+        }
+        // A reply says what it answers by the fields it carries.
+        let reply: Reply
+        if let utterance = try container.decodeIfPresent(UtteranceID.self, forKey: .utterance) {
+            reply = .posted(utterance)
+        } else if let effective = try container.decodeIfPresent(Bool.self, forKey: .effective) {
+            reply = .control(effective: effective)
+        } else if container.contains(.state) {
+            reply = .status(try Status(from: decoder))
+        } else if let voices = try container.decodeIfPresent([VoiceInfo].self, forKey: .voices) {
+            reply = .voices(voices)
+        } else if let ipa = try container.decodeIfPresent(String.self, forKey: .ipa) {
+            reply = .pronunciation(ipa: ipa)
+        } else if let pcm = try container.decodeIfPresent(String.self, forKey: .pcm) {
+            guard let samples = Base64.decodeSamples(pcm) else {
+                throw DecodingError.dataCorruptedError(forKey: .pcm, in: container, debugDescription: "not base64 PCM")
+            }
+            let format = AudioFormat(
+                sampleRate: try container.decode(Int.self, forKey: .sampleRate),
+                channels: try container.decode(Int.self, forKey: .channels))
+            reply = .audio(RenderedAudio(format: format, samples: samples))
+        } else {
+            reply = .done
+        }
+        self = .reply(reply, to: id)
     }
 }

@@ -1,72 +1,105 @@
-// Runs programs for tests. Foundation's Process hung in waitUntilExit/readDataToEndOfFile on this
-// platform, so this is posix_spawn and waitpid.
-import A11yCore
+import A11yProtocol
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A program started with stdin from /dev/null and stdout and stderr sent to files.
-public struct ChildProcess: Sendable {
+/// A program a test started, stdout and stderr in files, that any task can poll: the exit status,
+/// once reaped, is kept behind a lock. Killed if still running when dropped.
+public final class ChildProcess: Sendable {
     public let pid: pid_t
-    public let stdoutPath: String
-    public let stderrPath: String
+    public let logPath: String
+    public let errorPath: String
+    private let status = Mutex<Int32?>(nil)
 
-    /// Starts `path` with `arguments`; stdout goes to `stdoutPath`, stderr to `stderrPath`
-    /// (the same file when `stderrPath` is nil).
-    public static func start(
-        _ path: String, _ arguments: [String], environment: [String: String],
-        stdoutPath: String, stderrPath: String? = nil
-    ) throws -> ChildProcess {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        if let stderrPath {
-            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    /// stdout goes to `logPath`; stderr too unless `errorPath` is given.
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String], logPath: String,
+        errorPath: String? = nil
+    ) throws {
+        do {
+            pid = try Spawn.start(
+                executable, arguments, environment: environment, stdout: .file(logPath, append: false),
+                stderr: errorPath.map { .file($0, append: false) } ?? .stdout)
+        } catch {
+            throw TestFailure(error.description)
         }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, path, &actions, nil, argv, envp)
-        guard result == 0 else { throw SpeechError(.internal, "cannot start \(path): errno \(result)") }
-        return ChildProcess(pid: child, stdoutPath: stdoutPath, stderrPath: stderrPath ?? stdoutPath)
+        self.logPath = logPath
+        self.errorPath = errorPath ?? logPath
     }
 
-    /// Waits for the exit status (the code it exited with, or 128 + signal).
-    public func wait() -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        if status & 0x7f == 0 { return (status >> 8) & 0xff }
-        return 128 + (status & 0x7f)
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            waitpid(pid, &raw, 0)
+        }
     }
 
-    /// Waits without blocking a cooperative thread for long: polls every 10 ms up to `timeout`.
-    public func wait(timeout: Duration) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    public var errors: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
+    public var isRunning: Bool {
+        status.withLock { status in
+            if status != nil { return false }
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
             if result == pid {
-                if status & 0x7f == 0 { return (status >> 8) & 0xff }
-                return 128 + (status & 0x7f)
+                status = Spawn.exitCode(fromWaitStatus: raw)
+                return false
             }
-            if ContinuousClock.now > deadline {
-                kill(pid, SIGKILL)
-                throw SpeechError(.internal, "process \(pid) did not exit within \(timeout)")
+            if result < 0 {
+                status = -1
+                return false
             }
+            return true
+        }
+    }
+
+    public func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Waits for the exit (up to `timeout`) and returns the exit status (128+N for signal N).
+    public func waitForExit(timeout: Duration = .seconds(15)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning {
+            guard ContinuousClock.now < deadline else { throw TestFailure("pid \(pid) still running after \(timeout); log:\n\(log)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return status.withLock { $0 } ?? -1
+    }
+
+    /// Waits until the log contains `text`.
+    public func waitForLog(_ text: String, timeout: Duration = .seconds(15)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !log.contains(text) {
+            guard ContinuousClock.now < deadline else { throw TestFailure("no '\(text)' in the log after \(timeout):\n\(log)") }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
+}
 
-    public var standardOutput: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
-    public var standardError: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+private let runCounter = Atomic<Int>(0)
+
+/// Runs a command to its end; returns status and output (through files, not pipes).
+@discardableResult
+public func run(
+    _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(120)
+) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let n = runCounter.add(1, ordering: .relaxed).newValue
+    let base = NSTemporaryDirectory() + "a11y-run-\(getpid())-\(n)"
+    defer {
+        unlink(base + ".out")
+        unlink(base + ".err")
+    }
+    let child = try ChildProcess(executable, arguments, environment: environment, logPath: base + ".out", errorPath: base + ".err")
+    let status: Int32
+    do {
+        status = try await child.waitForExit(timeout: timeout)
+    } catch {
+        child.signal(SIGKILL)
+        throw TestFailure("\(executable) \(arguments) did not finish within \(timeout)")
+    }
+    return (status, child.log, child.errors)
 }

@@ -134,7 +134,7 @@ public final class MonitorRecorder {
         let ud = Unmanaged.passUnretained(self).toOpaque()
         guard let c = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "a11y-monitor-recorder") else {
             pa_threaded_mainloop_unlock(mainloop)
-            throw SpeechError(.audioUnavailable, "pa_context_new failed")
+            throw TestFailure("pa_context_new failed")
         }
         context = c
         pa_context_set_state_callback(c, { _, ud in
@@ -146,7 +146,7 @@ public final class MonitorRecorder {
             let msg = String(cString: pa_strerror(pa_context_errno(c)))
             teardown()
             pa_threaded_mainloop_unlock(mainloop)
-            throw SpeechError(.audioUnavailable, "recorder cannot connect to \(server): \(msg)")
+            throw TestFailure("recorder cannot connect to \(server): \(msg)")
         }
         pa_threaded_mainloop_unlock(mainloop)
 
@@ -161,7 +161,7 @@ public final class MonitorRecorder {
                 pa_threaded_mainloop_lock(mainloop)
                 teardown()
                 pa_threaded_mainloop_unlock(mainloop)
-                throw SpeechError(.audioUnavailable, "recorder context did not become ready (\(st.rawValue))")
+                throw TestFailure("recorder context did not become ready (\(st.rawValue))")
             }
             usleep(1_000)
         }
@@ -171,7 +171,7 @@ public final class MonitorRecorder {
         guard let s = pa_stream_new(c, "monitor-recorder", &spec, nil) else {
             teardown()
             pa_threaded_mainloop_unlock(mainloop)
-            throw SpeechError(.audioUnavailable, "pa_stream_new failed")
+            throw TestFailure("pa_stream_new failed")
         }
         stream = s
         pa_stream_set_read_callback(s, { s, _, ud in
@@ -187,7 +187,7 @@ public final class MonitorRecorder {
             let msg = String(cString: pa_strerror(pa_context_errno(c)))
             teardown()
             pa_threaded_mainloop_unlock(mainloop)
-            throw SpeechError(.audioUnavailable, "recorder cannot record \(source): \(msg)")
+            throw TestFailure("recorder cannot record \(source): \(msg)")
         }
         pa_threaded_mainloop_unlock(mainloop)
         while true {
@@ -203,7 +203,7 @@ public final class MonitorRecorder {
                 pa_threaded_mainloop_lock(mainloop)
                 teardown()
                 pa_threaded_mainloop_unlock(mainloop)
-                throw SpeechError(.audioUnavailable, "record stream on \(source) did not become ready")
+                throw TestFailure("record stream on \(source) did not become ready")
             }
             usleep(1_000)
         }
@@ -223,7 +223,7 @@ public final class MonitorRecorder {
                 pa_threaded_mainloop_lock(mainloop)
                 teardown()
                 pa_threaded_mainloop_unlock(mainloop)
-                throw SpeechError(.audioUnavailable, "no data from \(source) within \(timeout) s")
+                throw TestFailure("no data from \(source) within \(timeout) s")
             }
             usleep(1_000)
         }

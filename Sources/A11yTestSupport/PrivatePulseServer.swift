@@ -26,7 +26,7 @@ public final class PrivatePulseServer {
     public init(timeout: Double = 10) throws {
         var template = Array((NSTemporaryDirectory() + "a11y-pulse-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw SpeechError(.internal, "mkdtemp failed: errno \(errno)")
+            throw TestFailure("mkdtemp failed: errno \(errno)")
         }
         let dir = String(cString: made)
         directory = URL(fileURLWithPath: dir)
@@ -139,7 +139,7 @@ public final class PrivatePulseServer {
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         guard status == 0 else {
-            throw SpeechError(.internal, "pactl \(arguments.joined(separator: " ")) failed (wait status \(status))")
+            throw TestFailure("pactl \(arguments.joined(separator: " ")) failed (wait status \(status))")
         }
         return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     }
@@ -147,14 +147,18 @@ public final class PrivatePulseServer {
     /// `Corked:` values of all sink inputs (playback streams) on this server, from `pactl list sink-inputs`.
     public func sinkInputCorkStates() throws -> [Bool] {
         try pactl("list", "sink-inputs").split(separator: "\n").compactMap { line in
-            let t = line.trimmingCharacters(in: .whitespaces)
+            let t = line.trimmed
             guard t.hasPrefix("Corked:") else { return nil }
             return t.hasSuffix("yes")
         }
     }
 
     private func spawn(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {
-        try ChildProcess.start(path, arguments, environment: environment, stdoutPath: output).pid
+        do {
+            return try Spawn.start(path, arguments, environment: environment, stdout: .file(output, append: false), stderr: .stdout)
+        } catch {
+            throw TestFailure(error.description)
+        }
     }
 
     private func socketAccepts() -> Bool { SocketProbe.accepts(path: socketPath) }

@@ -86,7 +86,7 @@ struct A11ySay: AsyncParsableCommand {
         if ssml && (!ipa.isEmpty || !spell.isEmpty) { throw ValidationError("--ipa and --spell apply to plain text, not --ssml") }
         for pair in ipa where !pair.contains("=") { throw ValidationError("--ipa takes WORD=IPA, got '\(pair)'") }
         if let text, !ssml {
-            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where ClientRequest.Span.occurrences(of: word, in: text).isEmpty {
+            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where SpeechSpan.occurrences(of: word, in: text).isEmpty {
                 throw ValidationError("'\(word)' does not occur as a word in the text")
             }
         }
@@ -100,32 +100,29 @@ struct A11ySay: AsyncParsableCommand {
         let connection = try await connect(path: path, environment: environment, settings: settings)
 
         var outcome: ExitCode = .success
-        var utterance: UInt64?
+        var utterance: UtteranceID?
         do {
-            try await connection.exchange([request]) { message in
-                if json { print(LineCodec.encode(message)) }
-                if message.ok == false, let error = message.error {
+            try await connection.exchange(request) { message in
+                if json { print(LineCodec.encodeString(message)) }
+                switch message {
+                case .failure(let error, _):
                     printError("\(error.message) (\(error.code))")
                     outcome = .failure
                     return false
-                }
-                if message.ok == true {
-                    utterance = message.utterance
-                    if let ipa = message.ipa, !json { print(ipa) }
-                    if let pcm = message.pcm, let output {
-                        try writeWAV(pcm: pcm, sampleRate: message.sampleRate ?? 22050, channels: message.channels ?? 1, to: output)
-                    }
-                    if !json { report(message) }
+                case .reply(let reply, _):
+                    if case .posted(let id) = reply { utterance = id }
+                    if case .audio(let audio) = reply, let output { try writeWAV(audio, to: output) }
+                    if !json { report(reply) }
                     return wait && utterance != nil
-                }
-                if message.event == "finished", message.utterance == utterance {
-                    if message.successful != true {
-                        if !json { printError("not spoken: \(message.reason?.rawValue ?? "?")\(message.message.map { " (\($0))" } ?? "")") }
+                case .event(.finished(let id, _, let reason, let why)) where id == utterance:
+                    if !reason.isSuccessful {
+                        if !json { printError("not spoken: \(reason.rawValue)\(why.map { " (\($0))" } ?? "")") }
                         outcome = ExitCode(2)
                     }
                     return false
+                case .event:
+                    return true
                 }
-                return true
             }
         } catch {
             printError("lost the connection to a11yd: \(Self.describe(error))")
@@ -172,57 +169,54 @@ struct A11ySay: AsyncParsableCommand {
         }
     }
 
-    func makeRequest() -> ClientRequest {
-        if pause {
-            var request = ClientRequest(op: .pause)
-            request.at = at ?? .immediate
-            return request
-        }
-        if resume { return ClientRequest(op: .resume) }
-        if stop { return ClientRequest(op: .stop) }
-        if status { return ClientRequest(op: .status) }
-        if listVoices { return ClientRequest(op: .voices) }
+    func makeRequest() -> RequestLine {
+        if pause { return RequestLine(.pause(at ?? .immediate)) }
+        if resume { return RequestLine(.resume) }
+        if stop { return RequestLine(.stop) }
+        if status { return RequestLine(.status) }
+        if listVoices { return RequestLine(.voices) }
         let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
-        var request = ClientRequest.post(text ?? "", kind: kind, queue: queue ? true : nil, priority: priority)
-        if showIPA { request.op = .pronounce }
-        if output != nil { request.op = .render }
+        var post = Post(kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume)
         if ssml {
-            request.ssml = request.text
-            request.text = nil
+            post.ssml = text
+        } else {
+            post.text = text ?? ""
         }
-        var spans: [ClientRequest.Span] = []
+        var spans: [SpeechSpan] = []
         for pair in ipa {
             let word = String(pair.prefix { $0 != "=" })
-            spans += ClientRequest.Span.occurrences(of: word, in: text ?? "", ipa: String(pair.dropFirst(word.count + 1)))
+            spans += SpeechSpan.occurrences(of: word, in: text ?? "", ipa: String(pair.dropFirst(word.count + 1)))
         }
-        for word in spell { spans += ClientRequest.Span.occurrences(of: word, in: text ?? "", spellOut: true) }
-        if !spans.isEmpty { request.spans = spans.sorted { $0.start < $1.start } }
-        request.lang = lang
-        request.rate = rate
-        request.pitch = pitch
-        request.volume = volume
-        return request
+        for word in spell { spans += SpeechSpan.occurrences(of: word, in: text ?? "", spellOut: true) }
+        if !spans.isEmpty { post.spans = spans.sorted { $0.start < $1.start } }
+        if showIPA { return RequestLine(.pronounce(post)) }
+        if output != nil { return RequestLine(.render(post)) }
+        return RequestLine(.post(post))
     }
 
     /// Human output for replies that carry something to show.
-    func report(_ message: ServerMessage) {
-        if let effective = message.effective, !effective {
+    func report(_ reply: ServerMessage.Reply) {
+        switch reply {
+        case .control(effective: false):
             printError(pause ? "nothing was speaking" : resume ? "nothing was paused" : "nothing to stop")
-        }
-        if let state = message.state {
-            print("state: \(state)")
-            if let current = message.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
-            for item in message.queue ?? [] { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
-        }
-        for voice in message.voices ?? [] {
-            print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)")
+        case .status(let status):
+            print("state: \(status.state.rawValue)")
+            if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
+            for item in status.queue { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
+        case .voices(let voices):
+            for voice in voices { print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)") }
+        case .pronunciation(let ipa):
+            print(ipa)
+        case .posted, .control, .audio, .done:
+            break
         }
     }
 
-    func writeWAV(pcm base64: String, sampleRate: Int, channels: Int, to path: String) throws {
-        guard let pcm = Data(base64Encoded: base64) else { throw ValidationError("the daemon sent unreadable audio") }
+    func writeWAV(_ audio: RenderedAudio, to path: String) throws {
+        let pcm = audio.samples.map(\.littleEndian).withUnsafeBytes { Data($0) }
         do {
-            try WAVFile.data(pcm: pcm, sampleRate: sampleRate, channels: channels).write(to: URL(fileURLWithPath: path))
+            try WAVFile.data(pcm: pcm, sampleRate: audio.format.sampleRate, channels: audio.format.channels)
+                .write(to: URL(fileURLWithPath: path))
         } catch {
             printError("cannot write \(path): \(error.localizedDescription)")
             throw ExitCode.failure

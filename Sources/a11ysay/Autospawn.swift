@@ -1,3 +1,4 @@
+import A11yCore
 import A11yProtocol
 import Foundation
 
@@ -109,51 +110,24 @@ enum Autospawn {
         }
     }
 
-    /// posix_spawn in a new session, stdin /dev/null, stdout+stderr appended to the log.
+    /// Detached: a session of its own, stdin /dev/null, stdout and stderr appended to the log.
     static func spawn(_ executable: String, arguments: [String], logPath: String, environment: [String: String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Own session: no controlling terminal, and a Ctrl-C aimed at a11ysay does not reach it.
-        // Default signal dispositions and an empty mask, whatever a11ysay inherited.
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(
-            &attributes, Int16(posixSpawnSetsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
         // Nothing but stdin, stdout and stderr reaches the daemon: a descriptor a11ysay inherited
         // without close-on-exec (a caller's pipe, say) would otherwise stay open as long as the
         // daemon lives, and whoever reads that pipe would wait for its end forever.
         markDescriptorsCloseOnExec(from: 3)
-
         var childEnvironment = environment
         // stderr is a file now, not the journal; and no systemd hand-over meant for a11ysay applies.
         for key in ["JOURNAL_STREAM", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "NOTIFY_SOCKET"] {
             childEnvironment.removeValue(forKey: key)
         }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
+        do {
+            return try Spawn.start(
+                executable, arguments, environment: childEnvironment, stdout: .file(logPath, append: true),
+                stderr: .stdout, newSession: true)
+        } catch {
+            throw Failure(description: error.description)
         }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
-        }
-        return pid
     }
 
     static func markDescriptorsCloseOnExec(from lowest: Int32) {
@@ -164,9 +138,6 @@ enum Autospawn {
             if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
         }
     }
-
-    /// glibc's POSIX_SPAWN_SETSID (2.26 and later), hidden from Swift behind _GNU_SOURCE.
-    static let posixSpawnSetsid: Int32 = 0x80
 
     static func describe(status: Int32) -> String {
         let signal = status & 0x7f
@@ -196,14 +167,14 @@ struct ClientSettings {
     mutating func read(_ text: String) {
         var section = ""
         for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmed
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 section = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t"))
                 continue
             }
             guard section == "daemon", let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmed
             let value = Self.value(String(line[line.index(after: equals)...]))
             switch key {
             case "autospawn":
@@ -230,6 +201,6 @@ struct ClientSettings {
             result.append(character)
             previous = character
         }
-        return result.trimmingCharacters(in: .whitespaces)
+        return result.trimmed
     }
 }

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yProtocol
 import A11yTestSupport
 import Foundation
 import Testing
@@ -13,8 +14,8 @@ import Testing
 
     func run(_ arguments: [String], socket: String, timeout: Duration = .seconds(30)) async throws -> (status: Int32, out: String, err: String) {
         let child = try start(arguments, socket: socket)
-        let status = try await child.wait(timeout: timeout)
-        return (status, child.standardOutput, child.standardError)
+        let status = try await child.waitForExit(timeout: timeout)
+        return (status, child.log, child.errors)
     }
 
     func start(_ arguments: [String], socket: String) throws -> ChildProcess {
@@ -22,7 +23,7 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment["A11YD_SOCKET"] = socket
         environment["A11YD_NO_AUTOSPAWN"] = "1"
-        return try ChildProcess.start(Self.a11ysay, arguments, environment: environment, stdoutPath: base + ".out", stderrPath: base + ".err")
+        return try ChildProcess(Self.a11ysay, arguments, environment: environment, logPath: base + ".out", errorPath: base + ".err")
     }
 
     @Test func anUnreachableDaemonIsOneLineOnStderrAndExitOne() async throws {
@@ -43,12 +44,12 @@ import Testing
         // A long item waited for, then cut off by a newer one: exit 2 and the reason.
         let long = try start(["--wait", longSentence], socket: daemon.socketPath)
         let client = try await daemon.client()
-        try await client.send(.init(op: .subscribe))
+        try await client.send(RequestLine(.subscribe(all: true)))
         try await client.waitFor("long item speaking") { $0.event == "word" }
         let interrupting = try await run(["--wait", "plus urgent"], socket: daemon.socketPath)
         #expect(interrupting.status == 0)
-        #expect(try await long.wait(timeout: .seconds(20)) == 2)
-        #expect(long.standardError.contains("interrupted"))
+        #expect(try await long.waitForExit(timeout: .seconds(20)) == 2)
+        #expect(long.errors.contains("interrupted"))
         await daemon.shutDown()
     }
 

@@ -24,7 +24,7 @@ import Testing
         #expect(parsed.voice.rate == 300)
         #expect(parsed.queueLimit == 5)
         #expect(parsed.earcon == false)
-        #expect(parsed.changes(from: DaemonConfiguration()) == [
+        #expect(parsed.changes(from: DaemonConfiguration()).map(\.description) == [
             "voice.language: (from LANG) -> en-GB", "voice.rate: 175 -> 300", "queue.limit: 100 -> 5",
             "earcon.screen_changed: true -> false",
         ])

@@ -82,30 +82,25 @@ import Testing
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()
         // The seed's example: "blablabla" said with the IPA an iOS app would give.
-        var ipa = ClientRequest.say("Le mot blablabla est prononcé autrement.")
+        var ipa = Post.say("Le mot blablabla est prononcé autrement.")
         ipa.spans = [.init(start: 7, length: 9, ipa: "mɔ̃.daj.fɔ.nə.fɔ̃.ksjɔ.nə.paʀ.fɛ.tə.ˈmɑ̃")]
         let spoken = try await client.post(ipa)
         #expect(try await client.finished(spoken).successful == true)
         let words = await client.events(of: spoken).filter { $0.event == "word" }.compactMap(\.start)
         #expect(words.contains(7), "the IPA span is reported at the client's offset of 'blablabla': \(words)")
-        var english = ClientRequest.say("Ouvrez le fichier README maintenant")
+        var english = Post.say("Ouvrez le fichier README maintenant")
         english.spans = [.init(start: 18, length: 6, lang: "en")]
         #expect(try await client.finished(try await client.post(english)).successful == true)
-        var show = english
-        show.op = .pronounce
-        show.id = .string("show")
-        try await client.send(show)
+        try await client.send(RequestLine(.pronounce(english), id: .string("show")))
         let shown = try #require(try await client.waitFor("pronounce") { $0.id == .string("show") }.ipa)
         #expect(shown.contains("(en)"), "the README span is said with an English voice: \(shown)")
-        var bad = ClientRequest.say("court")
-        bad.id = .string("bad")
+        var bad = Post.say("court")
         bad.spans = [.init(start: 3, length: 10, ipa: "a")]
-        try await client.send(bad)
+        try await client.send(RequestLine(.post(bad), id: .string("bad")))
         #expect(try await client.waitFor("bad span") { $0.id == .string("bad") }.error?.code == "invalid_request")
-        var unknownSymbol = ClientRequest.say("bonjour")
-        unknownSymbol.id = .string("ipa")
+        var unknownSymbol = Post.say("bonjour")
         unknownSymbol.spans = [.init(start: 0, length: 7, ipa: "bɔ̃ǂuʁ")]
-        try await client.send(unknownSymbol)
+        try await client.send(RequestLine(.post(unknownSymbol), id: .string("ipa")))
         #expect(try await client.waitFor("bad ipa") { $0.id == .string("ipa") }.error?.code == "invalid_ipa")
         await daemon.shutDown()
     }
@@ -113,23 +108,17 @@ import Testing
     @Test func spellOutAndPunctuationSpansChangeWhatIsSaid() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()
-        var spell = ClientRequest(op: .pronounce, id: .string("spell"))
-        spell.text = "la SNCF"
-        spell.spans = [.init(start: 3, length: 4, spellOut: true)]
-        try await client.send(spell)
+        let spell = Post(text: "la SNCF", spans: [.init(start: 3, length: 4, spellOut: true)])
+        try await client.send(RequestLine(.pronounce(spell), id: .string("spell")))
         let letters = try #require(try await client.waitFor("spell") { $0.id == .string("spell") }.ipa)
         #expect(letters.contains("ˈɛs ˈɛn sˈe ˈɛf"), "S, N, C, F by name: \(letters)")
         // Punctuation said aloud ("virgule", "point d'exclamation") makes the audio longer.
-        func seconds(_ spans: [ClientRequest.Span]?, _ tag: String) async throws -> Double {
-            var render = ClientRequest(op: .render, id: .string(tag))
-            render.text = "Bonjour, monde !"
-            render.spans = spans
-            try await client.send(render)
+        func seconds(_ spans: [SpeechSpan]?, _ tag: String) async throws -> Double {
+            let render = Post(text: "Bonjour, monde !", spans: spans)
+            try await client.send(RequestLine(.render(render), id: .string(tag)))
             let reply = try await client.waitFor(tag) { $0.id == .string(tag) }
-            let base64 = try #require(reply.pcm)
-            let pcm = try #require(Data(base64Encoded: base64))
-            let rate = try #require(reply.sampleRate)
-            return Double(pcm.count / 2) / Double(rate)
+            let audio = try #require(reply.audio)
+            return Double(audio.samples.count) / Double(audio.format.sampleRate)
         }
         let plain = try await seconds(nil, "plain")
         let spoken = try await seconds([.init(start: 0, length: 16, punctuation: true)], "punctuation")
@@ -140,7 +129,7 @@ import Testing
     @Test func ssmlIsTranslatedMarksAreToldAndBadSSMLIsRefused() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()
-        var post = ClientRequest(op: .post)
+        var post = Post()
         post.ssml = #"<speak xml:lang="fr">Appelez le <say-as interpret-as="telephone">06.11.22.33.06</say-as><mark name="après"/> maintenant.</speak>"#
         let id = try await client.post(post)
         let finished = try await client.finished(id)
@@ -150,13 +139,10 @@ import Testing
         let markIndex = try #require(events.firstIndex { $0.event == "mark" && $0.name == "après" })
         #expect(events[..<markIndex].contains { $0.event == "word" }, "words before the mark come before it")
         #expect(events[markIndex...].contains { $0.event == "word" }, "and 'maintenant' after it")
-        var hostile = ClientRequest(op: .post, id: .string("hostile"))
-        hostile.ssml = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]><speak>&lol;</speak>"#
-        try await client.send(hostile)
+        let hostile = Post(ssml: #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]><speak>&lol;</speak>"#)
+        try await client.send(RequestLine(.post(hostile), id: .string("hostile")))
         #expect(try await client.waitFor("hostile") { $0.id == .string("hostile") }.error?.code == "invalid_ssml")
-        var unclosed = ClientRequest(op: .post, id: .string("unclosed"))
-        unclosed.ssml = "<speak>bonjour"
-        try await client.send(unclosed)
+        try await client.send(RequestLine(.post(Post(ssml: "<speak>bonjour")), id: .string("unclosed")))
         #expect(try await client.waitFor("unclosed") { $0.id == .string("unclosed") }.error?.code == "invalid_ssml")
         await daemon.shutDown()
     }
@@ -228,10 +214,8 @@ import Testing
         let p1 = try await client.post(.say("page un sur dix, " + longSentence, kind: .pageScrolled))
         try await client.waitFor("P1 first word") { $0.event == "word" && $0.utterance == p1 }
         // P2 and P3 arrive together, as they would from a fast scroll.
-        var p2Request = ClientRequest.say("page deux sur dix", kind: .pageScrolled)
-        p2Request.id = .string("p2")
-        var p3Request = ClientRequest.say("page trois sur dix", kind: .pageScrolled)
-        p3Request.id = .string("p3")
+        let p2Request = RequestLine(.post(.say("page deux sur dix", kind: .pageScrolled)), id: .string("p2"))
+        let p3Request = RequestLine(.post(.say("page trois sur dix", kind: .pageScrolled)), id: .string("p3"))
         try await client.send(p2Request, p3Request)
         let p2 = try #require(try await client.waitFor("P2 reply") { $0.id == .string("p2") }.utterance)
         let p3 = try #require(try await client.waitFor("P3 reply") { $0.id == .string("p3") }.utterance)
@@ -273,7 +257,7 @@ import Testing
         let client = try await daemon.client()
         let id = try await client.post(.say(longSentence))
         try await client.waitFor("a few words in") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) > 20 }
-        let pauseRequest = { var r = ClientRequest(op: .pause, id: .string("pause")); r.at = .immediate; return r }()
+        let pauseRequest = RequestLine(.pause(.immediate), id: .string("pause"))
         try await client.send(pauseRequest)
         let pauseReply = try await client.waitFor("pause reply") { $0.id == .string("pause") }
         #expect(pauseReply.effective == true)
@@ -281,7 +265,7 @@ import Testing
         let pausedAt = recorder.elapsed()
         try await Task.sleep(for: .milliseconds(800))
         let resumedAt = recorder.elapsed()
-        try await client.send(ClientRequest(op: .resume, id: .string("resume")))
+        try await client.send(RequestLine(.resume, id: .string("resume")))
         #expect(try await client.waitFor("resume reply") { $0.id == .string("resume") }.effective == true)
         let finished = try await client.finished(id)
         try await Task.sleep(for: .milliseconds(100))
@@ -302,9 +286,7 @@ import Testing
         let client = try await daemon.client()
         let id = try await client.post(.say(longSentence))
         try await client.waitFor("a few words in") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) > 20 }
-        var pause = ClientRequest(op: .pause, id: .string("pause"))
-        pause.at = .word
-        try await client.send(pause)
+        try await client.send(RequestLine(.pause(.word), id: .string("pause")))
         #expect(try await client.waitFor("pause reply") { $0.id == .string("pause") }.effective == true)
         try await client.waitFor("paused event") { $0.event == "paused" && $0.utterance == id }
         let pausedAt = recorder.elapsed()
@@ -312,7 +294,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(600))
         let resumedAt = recorder.elapsed()
         let wordsDuringPause = await client.events(of: id).filter { $0.event == "word" }.count
-        try await client.send(ClientRequest(op: .resume))
+        try await client.send(RequestLine(.resume))
         _ = try await client.finished(id)
         let recording = recorder.stop()
         let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
@@ -346,7 +328,7 @@ import Testing
         try await client.waitFor("A's first word") { $0.event == "word" && $0.utterance == a }
         try await Task.sleep(for: .milliseconds(300))
         let other = try await daemon.client()  // stop acts on everyone's speech
-        try await other.send(ClientRequest(op: .stop, id: .number(1)))
+        try await other.send(RequestLine(.stop, id: .number(1)))
         #expect(try await other.waitFor("stop reply") { $0.id == .number(1) }.effective == true)
         _ = try await client.finished(a)
         let stoppedAt = recorder.elapsed()
@@ -362,7 +344,7 @@ import Testing
     @Test func s10ItemsOfAClientThatLeftAreStillSpoken() async throws {
         let daemon = try await DaemonHarness()
         let watcher = try await daemon.client()
-        try await watcher.send(ClientRequest(op: .subscribe, id: .number(1)))
+        try await watcher.send(RequestLine(.subscribe(all: true), id: .number(1)))
         try await watcher.waitFor("subscribed") { $0.id == .number(1) }
         let recorder = try daemon.recorder()
         let poster = try await daemon.client()
@@ -378,11 +360,11 @@ import Testing
     @Test func s11ElementIsSpokenInVoiceOverOrderWithTraitWordsInTheVoiceLanguage() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()
-        var french = ClientRequest(op: .post)
+        var french = Post()
         french.element = AccessibilityElement(label: "Envoyer", value: "3 pièces jointes", traits: [.button, .selected], hint: "Touchez deux fois pour envoyer.")
         french.lang = "fr"
         let fr = try await client.post(french)
-        var english = ClientRequest(op: .post)
+        var english = Post()
         english.element = AccessibilityElement(label: "Volume", value: "50 %", traits: [.adjustable, .header, .link, .image], hint: nil)
         english.lang = "en-US"
         english.queue = true
@@ -398,27 +380,27 @@ import Testing
     @Test func pauseWhenIdleTakesNoEffectAndStatusReportsState() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()
-        try await client.send(ClientRequest(op: .pause, id: .number(1)))
+        try await client.send(RequestLine(.pause(.immediate), id: .number(1)))
         #expect(try await client.waitFor("pause") { $0.id == .number(1) }.effective == false)
-        try await client.send(ClientRequest(op: .status, id: .number(2)))
+        try await client.send(RequestLine(.status, id: .number(2)))
         #expect(try await client.waitFor("status") { $0.id == .number(2) }.state == "idle")
         let a = try await client.post(.say(longSentence))
         _ = try await client.post(.say("ensuite", queue: true))
         try await client.waitFor("started") { $0.event == "started" && $0.utterance == a }
-        try await client.send(ClientRequest(op: .status, id: .number(3)))
+        try await client.send(RequestLine(.status, id: .number(3)))
         let speaking = try await client.waitFor("status") { $0.id == .number(3) }
         #expect(speaking.state == "speaking")
-        #expect(speaking.current?.utterance == a)
+        #expect(speaking.current?.utterance.rawValue == a)
         #expect(speaking.queue?.map(\.text) == ["ensuite"])
-        try await client.send(ClientRequest(op: .pause, id: .number(4)))
+        try await client.send(RequestLine(.pause(.immediate), id: .number(4)))
         try await client.waitFor("pause") { $0.id == .number(4) }
-        try await client.send(ClientRequest(op: .status, id: .number(5)))
+        try await client.send(RequestLine(.status, id: .number(5)))
         #expect(try await client.waitFor("status") { $0.id == .number(5) }.state == "paused")
         // A post while paused waits: it is accepted, not spoken, until resume.
         let waiting = try await client.post(.say("pendant la pause"))
         try await Task.sleep(for: .milliseconds(300))
         #expect(await client.events(of: waiting).isEmpty)
-        try await client.send(ClientRequest(op: .stop))
+        try await client.send(RequestLine(.stop))
         _ = try await client.finished(waiting)
         await daemon.shutDown()
     }
@@ -429,9 +411,8 @@ import Testing
         let id = try await client.post(.say(longSentence))
         try await client.waitFor("first word") { $0.event == "word" && $0.utterance == id }
         for n in 0..<200 {
-            var pause = ClientRequest(op: .pause, id: .number(2 * n))
-            pause.at = n % 2 == 0 ? .immediate : .word
-            try await client.send(pause, ClientRequest(op: .resume, id: .number(2 * n + 1)))
+            let pause = RequestLine(.pause(n % 2 == 0 ? .immediate : .word), id: .number(2 * n))
+            try await client.send(pause, RequestLine(.resume, id: .number(2 * n + 1)))
         }
         try await client.waitFor("last resume") { $0.id == .number(399) }
         let finished = try await client.finished(id, timeout: .seconds(60))

@@ -1,14 +1,23 @@
 import A11yCore
 import A11yProtocol
+import A11yTestSupport
 import Testing
 
 @Suite struct ProtocolTests {
+    func decode(_ line: String) -> Result<RequestLine, RequestLineError> {
+        LineCodec.decodeRequest(Array(line.utf8))
+    }
+
     @Test func aPostDecodesWithEveryField() throws {
-        let request = try LineCodec.decodeRequest(#"""
+        let line = try decode(#"""
             {"op":"post","id":"a","kind":"screenChanged","text":"Réglages","queue":true,"priority":"high","lang":"fr","rate":0.7,"pitch":1.2,"volume":0.5}
-            """#)
-        #expect(request.op == .post && request.id == .string("a") && request.kind == .screenChanged)
-        #expect(request.queue == true && request.priority == .high && request.rate == 0.7)
+            """#).get()
+        guard case .post(let post) = line.request else {
+            Issue.record("not a post: \(line)")
+            return
+        }
+        #expect(line.id == .string("a") && post.kind == .screenChanged)
+        #expect(post.queue == true && post.priority == .high && post.rate == 0.7)
     }
 
     @Test(arguments: [
@@ -23,26 +32,33 @@ import Testing
         (#"{"op":"pause","at":"sentence"}"#, "invalid_request"),
     ])
     func badRequestsGetACode(line: String, code: String) {
-        do {
-            _ = try LineCodec.decodeRequest(line)
+        switch decode(line) {
+        case .success:
             Issue.record("accepted \(line)")
-        } catch {
-            #expect(error.code.rawValue == code, "\(error.message)")
-            #expect(!error.message.isEmpty)
+        case .failure(let failure):
+            #expect(failure.error.code.rawValue == code, "\(failure.error.message)")
+            #expect(!failure.error.message.isEmpty)
         }
     }
 
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {
-        #expect(LineCodec.requestID(in: #"{"op":"fly","id":7}"#) == .number(7))
-        #expect(LineCodec.requestID(in: #"{"op":"fly","id":"x"}"#) == .string("x"))
-        #expect(LineCodec.requestID(in: "garbage") == nil)
+        #expect(decode(#"{"op":"fly","id":7}"#).failureID == .number(7))
+        #expect(decode(#"{"op":"fly","id":"x"}"#).failureID == .string("x"))
+        #expect(decode("garbage").failureID == nil)
     }
 
     @Test func eventsEncodeWithTheirEventKey() throws {
-        let line = LineCodec.encode(ServerMessage(.finished(UtteranceID(rawValue: 3), text: "é", reason: .interrupted, message: "m")))
-        let decoded = try LineCodec.decodeMessage(line)
+        let line = LineCodec.encodeString(ServerMessage.event(.finished(UtteranceID(rawValue: 3), text: "é", reason: .interrupted, message: "m")))
+        let decoded = try LineCodec.decodeMessage(Array(line.utf8))
         #expect(decoded.event == "finished" && decoded.utterance == 3 && decoded.successful == false)
         #expect(decoded.reason == .interrupted && decoded.text == "é" && decoded.message == "m")
         #expect(!line.contains("\n"))
+    }
+}
+
+extension Result<RequestLine, RequestLineError> {
+    var failureID: RequestID? {
+        if case .failure(let failure) = self { return failure.id }
+        return nil
     }
 }

@@ -26,7 +26,7 @@ import Glibc
         let recorder = MonitorRecorder(server: pulse.serverAddress)
         try recorder.start()
         let client = try await TestClient.connect(path: socketPath)
-        let id = try await client.post(.post("bonjour tout le monde"))
+        let id = try await client.post(.say("bonjour tout le monde"))
         let finished = try await client.finished(id)
         let recording = recorder.stop()
         #expect(finished.successful == true, "\(activator.log)")
@@ -50,15 +50,15 @@ import Glibc
             logPath: sandbox.root + "/a11yd.log")
         try await waitUntilAccepts(sandbox.socketPath)
         let client = try await TestClient.connect(path: sandbox.socketPath)
-        let long = try await client.post(.post(longSentence))
-        let second = try await client.post(.post("deuxième annonce", queue: true))
-        let third = try await client.post(.post("troisième annonce", queue: true))
+        let long = try await client.post(.say(longSentence))
+        let second = try await client.post(.say("deuxième annonce", queue: true))
+        let third = try await client.post(.say("troisième annonce", queue: true))
         try await client.waitFor("started #\(long)") { $0.event == "started" && $0.utterance == long }
 
         daemon.signal(SIGTERM)
         for id in [long, second, third] {
             let finished = try await client.finished(id, timeout: .seconds(10))
-            #expect(finished.reason == .stopped, "#\(id): \(LineCodec.encode(finished))")
+            #expect(finished.reason == .stopped, "#\(id): \(LineCodec.encodeString(finished))")
             #expect(finished.successful == false)
         }
         // The client stays connected: a11yd cuts it after Daemon.maximumGracefulShutdown.
@@ -107,7 +107,7 @@ import Glibc
         // Still running, still speaking.
         #expect(daemon.isRunning)
         let client = try await TestClient.connect(path: sandbox.socketPath)
-        let id = try await client.post(.post("toujours là"))
+        let id = try await client.post(.say("toujours là"))
         #expect(try await client.finished(id).successful == true)
         daemon.signal(SIGTERM)
         #expect(try await daemon.waitForExit() == 0)
@@ -123,7 +123,7 @@ import Glibc
         try await waitUntilAccepts(sandbox.socketPath)
         // A connected client keeps it alive, even when nothing speaks.
         let client = try await TestClient.connect(path: sandbox.socketPath)
-        let id = try await client.post(.post("bonjour"))
+        let id = try await client.post(.say("bonjour"))
         #expect(try await client.finished(id).successful == true)
         try await Task.sleep(for: .milliseconds(1_600))
         #expect(daemon.isRunning, "a client is still connected")

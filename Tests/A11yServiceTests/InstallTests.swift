@@ -1,3 +1,4 @@
+import A11yTestSupport
 import Foundation
 import Testing
 

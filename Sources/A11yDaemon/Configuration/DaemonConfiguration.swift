@@ -46,11 +46,24 @@ public struct DaemonConfiguration: Sendable, Equatable {
         ]
     }
 
-    /// The keys whose values differ, as "key: old -> new".
-    public func changes(from old: DaemonConfiguration) -> [String] {
+    /// The keys whose values differ.
+    public func changes(from old: DaemonConfiguration) -> [Change] {
         zip(old.settings, settings).compactMap { before, after in
-            before.value == after.value ? nil : "\(after.key): \(before.value) -> \(after.value)"
+            before.value == after.value ? nil : Change(key: after.key, old: before.value, new: after.value)
         }
+    }
+
+    /// One key that a reload changed.
+    public struct Change: Sendable, Equatable, CustomStringConvertible {
+        public var key: String
+        public var old: String
+        public var new: String
+
+        /// Voice settings apply to the next utterance; the rest (queue, earcon, audio server,
+        /// socket) is read once at start.
+        public var takesEffectAtOnce: Bool { key.hasPrefix("voice.") || key.hasPrefix("daemon.idle_exit") || key == "daemon.autospawn" }
+
+        public var description: String { "\(key): \(old) -> \(new)" }
     }
 }
 

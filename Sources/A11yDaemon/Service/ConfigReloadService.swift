@@ -31,9 +31,11 @@ final class ConfigReloadService: Service {
             let new = try DaemonConfiguration.load(path: path, mustExist: explicit)
             speech.update(new)
             let changes = new.changes(from: old)
-            logger.notice("configuration reloaded", metadata: [
-                "path": "\(path)", "changed": "\(changes.isEmpty ? "nothing" : changes.joined(separator: "; "))",
-            ])
+            let applied = changes.filter { $0.takesEffectAtOnce }.map(\.description)
+            let later = changes.filter { !$0.takesEffectAtOnce }.map(\.description)
+            var metadata: Logger.Metadata = ["path": "\(path)", "applied": "\(applied.isEmpty ? "nothing" : applied.joined(separator: "; "))"]
+            if !later.isEmpty { metadata["at_next_start"] = "\(later.joined(separator: "; "))" }
+            logger.notice("configuration reloaded", metadata: metadata)
         } catch {
             logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
         }

@@ -1,3 +1,4 @@
+import A11yCore
 import Logging
 import ServiceLifecycle
 
@@ -9,11 +10,13 @@ import ServiceLifecycle
 /// next a11ysay autospawns it.
 final class IdleExitService: Service {
     private let speech: SpeechService
+    private let frontEnds: [any FrontEnd]
     private let logger: Logger
     private let tick: Duration
 
-    init(speech: SpeechService, logger: Logger, tick: Duration = .milliseconds(200)) {
+    init(speech: SpeechService, frontEnds: [any FrontEnd], logger: Logger, tick: Duration = .milliseconds(200)) {
         self.speech = speech
+        self.frontEnds = frontEnds
         self.logger = logger
         self.tick = tick
     }
@@ -44,8 +47,8 @@ final class IdleExitService: Service {
     }
 
     private func isIdle() async -> Bool {
-        guard await speech.router.connectionCount == 0 else { return false }
-        let snapshot = await speech.coordinator.status()
-        return snapshot.state == .idle && snapshot.current == nil && snapshot.pending.isEmpty
+        for frontEnd in frontEnds where await frontEnd.connectionCount > 0 { return false }
+        let status = await speech.status()
+        return status.state == .idle && status.current == nil && status.pending.isEmpty
     }
 }

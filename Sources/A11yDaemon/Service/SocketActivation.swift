@@ -1,3 +1,4 @@
+import A11yProtocol
 import Foundation
 
 /// systemd socket activation (sd_listen_fds(3)) without libsystemd.
@@ -6,17 +7,17 @@ enum SocketActivation {
     static let firstDescriptor: CInt = 3
 
     /// The listening socket systemd passed us, if it passed one to this very process; else the path to bind.
-    static func listener(environment: [String: String], fallbackPath: String) throws -> SocketServer.Listener {
+    static func listener(environment: [String: String], fallbackPath: String) throws -> JSONLinesServer.Listener {
         guard let pid = environment["LISTEN_PID"], let count = environment["LISTEN_FDS"] else {
             return .path(fallbackPath)
         }
         // LISTEN_PID guards against inheriting a parent's variables that were meant for it.
         guard Int32(pid) == getpid() else { return .path(fallbackPath) }
         guard let fds = Int(count), fds >= 1 else {
-            throw DaemonError(.badSocketActivation, "LISTEN_FDS=\(count) names no socket")
+            throw DaemonError.badSocketActivation("LISTEN_FDS=\(count) names no socket")
         }
         if fds > 1 {
-            throw DaemonError(.badSocketActivation, "systemd passed \(fds) sockets; a11yd listens on exactly one")
+            throw DaemonError.badSocketActivation("systemd passed \(fds) sockets; a11yd listens on exactly one")
         }
         try checkListeningStreamSocket(firstDescriptor)
         // sd_listen_fds(3) does the same: the socket is ours, not for anything we might run.
@@ -47,11 +48,10 @@ enum SocketActivation {
             return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
         }
         guard let domain = option(SO_DOMAIN), let type = option(SO_TYPE), let listening = option(SO_ACCEPTCONN) else {
-            throw DaemonError(.badSocketActivation, "LISTEN_FDS is set but fd \(descriptor) is not a socket")
+            throw DaemonError.badSocketActivation("LISTEN_FDS is set but fd \(descriptor) is not a socket")
         }
         guard domain == AF_UNIX, type == CInt(SOCK_STREAM.rawValue), listening != 0 else {
-            throw DaemonError(
-                .badSocketActivation,
+            throw DaemonError.badSocketActivation(
                 "fd \(descriptor) must be a listening AF_UNIX stream socket (ListenStream=, Accept=no); got domain \(domain) type \(type) listening \(listening != 0)")
         }
     }
@@ -73,24 +73,12 @@ struct ServiceNotifier: Sendable {
     }
 
     func notify(_ state: String) {
-        guard let socketPath else { return }
+        guard let socketPath, let address = UnixSocketAddress(path: socketPath) else { return }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(socketPath.utf8)
-        // An '@' prefix names an abstract socket: a leading NUL byte.
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
         _ = state.withCString { message in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(descriptor, message, strlen(message), 0, $0, length)
-                }
-            }
+            address.withSockaddr { sendto(descriptor, message, strlen(message), 0, $0, $1) }
         }
     }
 }

@@ -1,0 +1,23 @@
+/// Why the daemon could not start or go on.
+public struct DaemonError: Error, Sendable, Equatable, CustomStringConvertible {
+    private enum Code: Sendable, Equatable {
+        case alreadyRunning, badSocketActivation, engineUnavailable
+    }
+
+    private let code: Code
+    public let message: String
+
+    private init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Another a11yd answers on the socket.
+    public static func alreadyRunning(_ message: String) -> DaemonError { DaemonError(.alreadyRunning, message) }
+    /// systemd passed sockets a11yd cannot use.
+    public static func badSocketActivation(_ message: String) -> DaemonError { DaemonError(.badSocketActivation, message) }
+    /// eSpeak-NG could not be started.
+    public static func engineUnavailable(_ message: String) -> DaemonError { DaemonError(.engineUnavailable, message) }
+
+    public var description: String { message }
+}

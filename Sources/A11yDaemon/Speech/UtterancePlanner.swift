@@ -1,0 +1,65 @@
+import A11yCore
+import A11yPronunciation
+import Logging
+import Synchronization
+
+/// Turns what a client asked for into what the engine will say: the voice, the element's
+/// sentence, spans and SSML (through the pronouncer), and the configured voice settings.
+/// The same path serves speaking, `pronounce` and `render`.
+final class UtterancePlanner: Sendable {
+    let engine: any SpeechEngine
+    let pronouncer: Pronouncer
+    let configuration: Mutex<DaemonConfiguration>
+    let environment: [String: String]
+    let logger: Logger
+
+    init(engine: any SpeechEngine, pronouncer: Pronouncer, configuration: DaemonConfiguration, environment: [String: String], logger: Logger) {
+        self.engine = engine
+        self.pronouncer = pronouncer
+        self.configuration = Mutex(configuration)
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// The voice to use when a request names no language: config, else the locale, else English.
+    func defaultLanguage() -> String {
+        if let language = configuration.withLock({ $0.voice.language }) { return language }
+        for key in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[key], !value.isEmpty { return value }
+        }
+        return "en"
+    }
+
+    /// The text clients will see in events, and the segments and settings the engine gets.
+    /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
+    func plan(_ request: SpeechRequest) async throws -> (text: String, synthesis: SynthesisRequest) {
+        let language = request.language ?? defaultLanguage()
+        let voice: String
+        do {
+            voice = try await engine.resolveVoice(language: language)
+        } catch let error as SpeechError where request.language == nil {
+            // A locale eSpeak does not know must not silence the daemon: fall back to English.
+            logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
+            voice = try await engine.resolveVoice(language: "en")
+        }
+        let settings = SpeechSettings(
+            voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
+        func synthesis(_ segments: [SpeechSegment]) -> SynthesisRequest {
+            SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        }
+        switch request.content {
+        case .ssml(let ssml):
+            // Translated by us into segments; never handed to eSpeak as markup.
+            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice)
+            return (plan.spokenText, synthesis(plan.segments))
+        case .element(let element):
+            let text = element.utterance(language: request.language ?? language)
+            if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
+            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
+        case .text(let text, let spans) where spans.isEmpty:
+            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
+        case .text(let text, let spans):
+            return (text, synthesis(try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice).segments))
+        }
+    }
+}

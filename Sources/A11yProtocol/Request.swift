@@ -1,0 +1,158 @@
+import A11yCore
+
+/// One request line from a client: the operation and the client's own tag, echoed in the reply.
+/// See docs/protocol.md; the JSON is flat (`{"op":"post","id":1,"text":…}`).
+public struct RequestLine: Sendable, Equatable {
+    public var id: RequestID?
+    public var request: Request
+
+    public init(_ request: Request, id: RequestID? = nil) {
+        self.request = request
+        self.id = id
+    }
+}
+
+/// What a client can ask of the daemon.
+public enum Request: Sendable, Equatable {
+    case post(Post)
+    case pause(PauseBoundary)
+    case resume
+    case stop
+    case status
+    case voices
+    /// `all: true`: this connection also receives every event of every client.
+    case subscribe(all: Bool)
+    /// The IPA eSpeak-NG will pronounce for a post's fields, without speaking.
+    case pronounce(Post)
+    /// A post's audio, returned instead of played.
+    case render(Post)
+
+    /// The wire name of each operation (`op`).
+    public enum Operation: String, Sendable, CaseIterable {
+        case post, pause, resume, stop, status, voices, subscribe, pronounce, render
+    }
+
+    public var operation: Operation {
+        switch self {
+        case .post: .post
+        case .pause: .pause
+        case .resume: .resume
+        case .stop: .stop
+        case .status: .status
+        case .voices: .voices
+        case .subscribe: .subscribe
+        case .pronounce: .pronounce
+        case .render: .render
+        }
+    }
+}
+
+/// The fields of `post` (and of `pronounce` and `render`), as they travel.
+public struct Post: Sendable, Equatable, Codable {
+    public var kind: NotificationKind?
+    public var text: String?
+    public var ssml: String?
+    public var element: AccessibilityElement?
+    public var queue: Bool?
+    public var priority: Priority?
+    public var lang: String?
+    /// 0...1, 0.5 is the normal rate (AVSpeechUtterance.rate).
+    public var rate: Double?
+    /// 0.5...2, 1 is the voice's normal pitch (AVSpeechUtterance.pitchMultiplier).
+    public var pitch: Double?
+    /// 0...1, 1 is full volume (AVSpeechUtterance.volume).
+    public var volume: Double?
+    /// Pronunciation spans (IPA, language, spell-out, punctuation) over `text`.
+    public var spans: [SpeechSpan]?
+
+    public init(
+        text: String? = nil, ssml: String? = nil, element: AccessibilityElement? = nil,
+        kind: NotificationKind? = nil, queue: Bool? = nil, priority: Priority? = nil, lang: String? = nil,
+        rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil, spans: [SpeechSpan]? = nil
+    ) {
+        self.text = text
+        self.ssml = ssml
+        self.element = element
+        self.kind = kind
+        self.queue = queue
+        self.priority = priority
+        self.lang = lang
+        self.rate = rate
+        self.pitch = pitch
+        self.volume = volume
+        self.spans = spans
+    }
+
+    /// The speech API's request, once what decoding cannot check (ranges, combinations) holds.
+    public func speechRequest() throws(SpeechError) -> SpeechRequest {
+        let content: SpeechRequest.Content
+        switch (text, ssml, element) {
+        case (let text?, nil, nil):
+            if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+                throw SpeechError(.invalidRequest, "'text' is empty")
+            }
+            content = .text(text, spans: spans ?? [])
+        case (nil, let ssml?, nil):
+            if ssml.utf8.count > 64 * 1024 { throw SpeechError(.invalidSSML, "'ssml' is longer than 64 KiB") }
+            content = .ssml(ssml)
+        case (nil, nil, let element?):
+            content = .element(element)
+        default:
+            throw SpeechError(.invalidRequest, "post needs exactly one of 'text', 'ssml' or 'element'")
+        }
+        if let rate, !(0...1).contains(rate) {
+            throw SpeechError(.invalidRequest, "'rate' must be between 0 and 1 (0.5 is normal), got \(rate)")
+        }
+        if let pitch, !(0.5...2).contains(pitch) {
+            throw SpeechError(.invalidRequest, "'pitch' must be between 0.5 and 2 (1 is normal), got \(pitch)")
+        }
+        if let volume, !(0...1).contains(volume) {
+            throw SpeechError(.invalidRequest, "'volume' must be between 0 and 1, got \(volume)")
+        }
+        if spans != nil, text == nil {
+            throw SpeechError(.invalidRequest, "'spans' apply to 'text' only")
+        }
+        return SpeechRequest(
+            content, kind: kind ?? .announcement, priority: priority, queued: queue ?? false, language: lang,
+            rate: rate, pitch: pitch, volume: volume)
+    }
+}
+
+// MARK: - Wire form
+
+extension RequestLine: Codable {
+    private enum Keys: String, CodingKey {
+        case op, id, at, all
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        id = try container.decodeIfPresent(RequestID.self, forKey: .id)
+        let operation = try container.decode(Request.Operation.self, forKey: .op)
+        switch operation {
+        case .post: request = .post(try Post(from: decoder))
+        case .pronounce: request = .pronounce(try Post(from: decoder))
+        case .render: request = .render(try Post(from: decoder))
+        case .pause: request = .pause(try container.decodeIfPresent(PauseBoundary.self, forKey: .at) ?? .immediate)
+        case .resume: request = .resume
+        case .stop: request = .stop
+        case .status: request = .status
+        case .voices: request = .voices
+        case .subscribe: request = .subscribe(all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? true)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(request.operation, forKey: .op)
+        try container.encodeIfPresent(id, forKey: .id)
+        switch request {
+        case .post(let post), .pronounce(let post), .render(let post): try post.encode(to: encoder)
+        case .pause(let boundary): try container.encode(boundary, forKey: .at)
+        case .subscribe(let all): try container.encode(all, forKey: .all)
+        case .resume, .stop, .status, .voices: break
+        }
+    }
+}
+
+extension Request.Operation: Codable {}

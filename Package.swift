@@ -76,8 +76,12 @@ let package = Package(
             dependencies: [
                 "A11yProtocol", "A11yCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            // Starts like a C program: the standard library linked in, no Foundation to load.
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib"]),
+                // Static FoundationEssentials (JSON coding) needs these two; the autolink entries miss them.
+                .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
             ]
         ),
 

@@ -1,12 +1,13 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the daemon listens and clients connect, decided the same way on both sides.
 public enum SocketLocation {
     /// `explicit` (a flag), else `$A11YD_SOCKET`, else the configured path, else
     /// `$XDG_RUNTIME_DIR/a11yd/socket` (or `/tmp/a11yd-UID/socket` when there is no runtime dir).
     public static func resolve(
-        explicit: String? = nil, configured: String? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        explicit: String? = nil, configured: String? = nil, environment: [String: String]
     ) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let fromEnvironment = environment["A11YD_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }

@@ -1,10 +1,14 @@
 import A11yCore
 import A11yProtocol
 import ArgumentParser
-import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// No Foundation: a11ysay starts like a C program (docs/service.md, BENCHMARKS.md).
 @main
-struct A11ySay: AsyncParsableCommand {
+struct A11ySay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "a11ysay",
         abstract: "Speak through the a11yd daemon, or control it.",
@@ -92,17 +96,17 @@ struct A11ySay: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
+    func run() throws {
+        let environment = Self.environment()
         let settings = ClientSettings.load(environment: environment)
         let path = SocketLocation.resolve(explicit: socket, configured: settings.socket, environment: environment)
         let request = makeRequest()
-        let connection = try await connect(path: path, environment: environment, settings: settings)
+        let connection = try connect(path: path, environment: environment, settings: settings)
 
         var outcome: ExitCode = .success
         var utterance: UtteranceID?
         do {
-            try await connection.exchange(request) { message in
+            try connection.exchange(request) { message in
                 if json { print(LineCodec.encodeString(message)) }
                 switch message {
                 case .failure(let error, _):
@@ -111,7 +115,13 @@ struct A11ySay: AsyncParsableCommand {
                     return false
                 case .reply(let reply, _):
                     if case .posted(let id) = reply { utterance = id }
-                    if case .audio(let audio) = reply, let output { try writeWAV(audio, to: output) }
+                    if case .audio(let audio) = reply, let output {
+                        if let error = WAVFile.write(audio, to: output) {
+                            printError("cannot write \(output): \(error)")
+                            outcome = .failure
+                            return false
+                        }
+                    }
                     if !json { report(reply) }
                     return wait && utterance != nil
                 case .event(.finished(let id, _, let reason, let why)) where id == utterance:
@@ -133,39 +143,37 @@ struct A11ySay: AsyncParsableCommand {
 
     /// Connects; when nothing listens, starts a11yd (autospawn) unless turned off or the request
     /// only controls speech that cannot exist (--pause, --resume, --stop).
-    func connect(path: String, environment: [String: String], settings: ClientSettings) async throws -> DaemonConnection {
+    func connect(path: String, environment: [String: String], settings: ClientSettings) throws -> DaemonConnection {
+        let refused: DaemonConnection.Refused
         do {
-            return try await DaemonConnection.connect(path: path)
+            return try DaemonConnection(path: path)
         } catch {
-            let probe = SocketProbe.connectError(path: path)
-            if probe != 0 {
-                let why = String(cString: strerror(probe))
-                guard Autospawn.meansNothingListens(probe) else {
-                    printError("cannot reach a11yd at \(path) (\(why))")
-                    throw ExitCode.failure
-                }
-                if pause || resume || stop {
-                    printError("a11yd is not running at \(path); nothing to \(pause ? "pause" : resume ? "resume" : "stop")")
-                    throw ExitCode.failure
-                }
-                if let reason = Autospawn.disabledReason(environment: environment, settings: settings) {
-                    printError("cannot reach a11yd at \(path) (\(why)); \(reason); start it with 'systemctl --user start a11yd.socket' or 'a11yd &'")
-                    throw ExitCode.failure
-                }
-                do {
-                    try await Autospawn.ensureRunning(socketPath: path, environment: environment)
-                } catch {
-                    printError("cannot reach a11yd at \(path) (\(why)); autospawn failed: \(Self.describe(error))")
-                    throw ExitCode.failure
-                }
-            }
-            // Listening now (started by us, by a racing a11ysay, or it was a transient failure).
-            do {
-                return try await DaemonConnection.connect(path: path)
-            } catch {
-                printError("cannot reach a11yd at \(path) (\(Self.describe(error)))")
-                throw ExitCode.failure
-            }
+            refused = error
+        }
+        guard Autospawn.meansNothingListens(refused.errno) else {
+            printError("cannot reach a11yd at \(path) (\(refused.description))")
+            throw ExitCode.failure
+        }
+        if pause || resume || stop {
+            printError("a11yd is not running at \(path); nothing to \(pause ? "pause" : resume ? "resume" : "stop")")
+            throw ExitCode.failure
+        }
+        if let reason = Autospawn.disabledReason(environment: environment, settings: settings) {
+            printError("cannot reach a11yd at \(path) (\(refused.description)); \(reason); start it with 'systemctl --user start a11yd.socket' or 'a11yd &'")
+            throw ExitCode.failure
+        }
+        do {
+            try Autospawn.ensureRunning(socketPath: path, environment: environment)
+        } catch {
+            printError("cannot reach a11yd at \(path) (\(refused.description)); autospawn failed: \(Self.describe(error))")
+            throw ExitCode.failure
+        }
+        // Listening now (started by us, or by a racing a11ysay).
+        do {
+            return try DaemonConnection(path: path)
+        } catch {
+            printError("cannot reach a11yd at \(path) (\(error.description))")
+            throw ExitCode.failure
         }
     }
 
@@ -212,23 +220,27 @@ struct A11ySay: AsyncParsableCommand {
         }
     }
 
-    func writeWAV(_ audio: RenderedAudio, to path: String) throws {
-        let pcm = audio.samples.map(\.littleEndian).withUnsafeBytes { Data($0) }
-        do {
-            try WAVFile.data(pcm: pcm, sampleRate: audio.format.sampleRate, channels: audio.format.channels)
-                .write(to: URL(fileURLWithPath: path))
-        } catch {
-            printError("cannot write \(path): \(error.localizedDescription)")
-            throw ExitCode.failure
-        }
-    }
-
     func printError(_ text: String) {
-        FileHandle.standardError.write(Data("a11ysay: \(text)\n".utf8))
+        let line = Array("a11ysay: \(text)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     static func describe(_ error: any Error) -> String {
-        String(describing: error).replacingOccurrences(of: "\n", with: " ")
+        String(describing: error).split(separator: "\n").joined(separator: " ")
+    }
+
+    /// The process environment, from `environ`.
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
     }
 }
 

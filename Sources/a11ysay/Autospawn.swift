@@ -1,6 +1,5 @@
 import A11yCore
 import A11yProtocol
-import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -41,8 +40,8 @@ enum Autospawn {
     /// Starts a11yd unless another client does or did; returns once `path` accepts connections.
     /// Returns the pid of the daemon it started, or nil when one was already there.
     @discardableResult
-    static func ensureRunning(socketPath path: String, environment: [String: String]) async throws -> Int32? {
-        let folder = (path as NSString).deletingLastPathComponent
+    static func ensureRunning(socketPath path: String, environment: [String: String]) throws -> Int32? {
+        let folder = parentFolder(of: path)
         try makeFolder(folder)
         let lockPath = folder + "/autospawn.lock"
         let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -74,14 +73,14 @@ enum Autospawn {
             if ContinuousClock.now >= deadline {
                 throw Failure(description: "started \(daemon) (pid \(pid)) but \(path) did not accept within \(timeout); see \(logPath)")
             }
-            try await Task.sleep(for: pollInterval)
+            sleep(for: pollInterval)
         }
     }
 
     /// `a11yd` next to this `a11ysay` (as `make install` and `swift build` put them), else on PATH.
     static func findDaemon(environment: [String: String]) throws -> String {
-        if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let beside = (me as NSString).deletingLastPathComponent + "/a11yd"
+        if let me = readLink("/proc/self/exe") {
+            let beside = parentFolder(of: me) + "/a11yd"
             if access(beside, X_OK) == 0 { return beside }
         }
         for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
@@ -93,20 +92,21 @@ enum Autospawn {
 
     /// `$XDG_STATE_HOME/a11yd/a11yd.log`, default `~/.local/state/a11yd/a11yd.log`; the folder is created.
     static func logFile(environment: [String: String]) throws -> String {
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = homeFolder(environment)
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state"
         let folder = state + "/a11yd"
         try makeFolder(folder)
         return folder + "/a11yd.log"
     }
 
+    /// Creates the folder and its missing parents, owner-only.
     static func makeFolder(_ folder: String) throws {
-        if FileManager.default.fileExists(atPath: folder) { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw Failure(description: "cannot create \(folder): \(error.localizedDescription)")
+        var path = ""
+        for component in folder.split(separator: "/", omittingEmptySubsequences: true) {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw Failure(description: "cannot create \(folder): \(String(cString: strerror(errno)))")
+            }
         }
     }
 
@@ -131,12 +131,24 @@ enum Autospawn {
     }
 
     static func markDescriptorsCloseOnExec(from lowest: Int32) {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
-        for entry in entries {
-            guard let descriptor = Int32(entry), descriptor >= lowest else { continue }
+        guard let folder = opendir("/proc/self/fd") else { return }
+        defer { closedir(folder) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor >= lowest { descriptors.append(descriptor) }
+        }
+        for descriptor in descriptors where descriptor != dirfd(folder) {
             let flags = fcntl(descriptor, F_GETFD)
             if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
         }
+    }
+
+    static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     static func describe(status: Int32) -> String {
@@ -155,11 +167,11 @@ struct ClientSettings {
     var autospawn: Bool?
 
     static func load(environment: [String: String]) -> ClientSettings {
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = Autospawn.homeFolder(environment)
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         let path = configHome + "/a11yd/a11yd.toml"
         var settings = ClientSettings(path: path)
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return settings }
+        guard let text = Autospawn.readFile(path) else { return settings }
         settings.read(text)
         return settings
     }
@@ -170,7 +182,7 @@ struct ClientSettings {
             let line = rawLine.trimmed
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
-                section = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t"))
+                section = line.filter { $0 != "[" && $0 != "]" }.trimmed
                 continue
             }
             guard section == "daemon", let equals = line.firstIndex(of: "=") else { continue }
@@ -202,5 +214,41 @@ struct ClientSettings {
             previous = character
         }
         return result.trimmed
+    }
+}
+
+// Small POSIX helpers, so that a11ysay needs no Foundation.
+extension Autospawn {
+    static func parentFolder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func homeFolder(_ environment: [String: String]) -> String {
+        if let home = environment["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir { return String(cString: folder) }
+        return "/"
+    }
+
+    /// A small text file's contents, or nil if it cannot be read.
+    static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            if bytes.count > 1 << 20 { return nil }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,17 +1,41 @@
-import Foundation
+import A11yCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A RIFF/WAVE file of signed 16-bit little-endian PCM.
 enum WAVFile {
-    static func data(pcm: Data, sampleRate: Int, channels: Int) -> Data {
-        var header = Data()
-        func append(_ text: String) { header.append(contentsOf: Array(text.utf8)) }
-        func append32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { header.append(contentsOf: $0) } }
-        func append16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { header.append(contentsOf: $0) } }
-        let blockAlign = channels * 2
-        append("RIFF"); append32(36 + pcm.count); append("WAVE")
-        append("fmt "); append32(16); append16(1); append16(channels)
-        append32(sampleRate); append32(sampleRate * blockAlign); append16(blockAlign); append16(16)
-        append("data"); append32(pcm.count)
-        return header + pcm
+    static func bytes(_ audio: RenderedAudio) -> [UInt8] {
+        let channels = audio.format.channels
+        let sampleRate = audio.format.sampleRate
+        let dataSize = audio.samples.count * 2
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(44 + dataSize)
+        func append32(_ value: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { bytes += $0 } }
+        func append16(_ value: Int) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: value).littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8)
+        append32(36 + dataSize)
+        bytes += Array("WAVEfmt ".utf8)
+        append32(16)
+        append16(1)  // PCM
+        append16(channels)
+        append32(sampleRate)
+        append32(sampleRate * channels * 2)
+        append16(channels * 2)
+        append16(16)
+        bytes += Array("data".utf8)
+        append32(dataSize)
+        for sample in audio.samples { withUnsafeBytes(of: sample.littleEndian) { bytes += $0 } }
+        return bytes
+    }
+
+    /// Writes the file; returns the error text on failure.
+    static func write(_ audio: RenderedAudio, to path: String) -> String? {
+        guard let file = fopen(path, "wb") else { return String(cString: strerror(errno)) }
+        let bytes = bytes(audio)
+        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        let error = written == bytes.count ? nil : String(cString: strerror(errno))
+        return fclose(file) == 0 ? error : error ?? String(cString: strerror(errno))
     }
 }

@@ -103,3 +103,16 @@ import Testing
         await daemon.shutDown()
     }
 }
+
+/// a11ysay's start-up is what a user waits for first: it must not load Foundation or the Swift
+/// shared libraries (issue 11; the time itself is measured by `make bench`, not asserted).
+@Suite struct CommandLineStartupTests {
+    @Test func a11ysayLinksNoSwiftSharedLibraryAndNoFoundation() async throws {
+        let result = try await run("/usr/bin/ldd", [CommandLineTests.a11ysay], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let libraries = result.stdout.split(separator: "\n").map { $0.trimmed }
+        #expect(!libraries.isEmpty)
+        #expect(!libraries.contains { $0.contains("Foundation") || $0.contains("ICU") }, "\(libraries)")
+        #expect(!libraries.contains { $0.contains("libswift") }, "\(libraries)")
+    }
+}

@@ -64,7 +64,7 @@ public enum ServerMessage: Sendable, Equatable {
         public var message: String
 
         public init(_ error: SpeechError) {
-            code = error.code.rawValue
+            code = error.code.wireName
             message = error.message
         }
 

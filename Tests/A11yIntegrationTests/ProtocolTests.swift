@@ -36,7 +36,7 @@ import Testing
         case .success:
             Issue.record("accepted \(line)")
         case .failure(let failure):
-            #expect(failure.error.code.rawValue == code, "\(failure.error.message)")
+            #expect(failure.error.code.wireName == code, "\(failure.error.message)")
             #expect(!failure.error.message.isEmpty)
         }
     }

@@ -215,10 +215,8 @@ final class PulseEngine {
             return
         }
         // A new stream's indices start at zero: the track continues there from what was written.
-        if var t = track {
-            t.segmentBase = t.writtenFrames
-            t.segmentStart = 0
-            track = t
+        if let written = track?.writtenFrames {
+            track?.segment = StreamSegment(trackFrame: written, streamFrame: 0)
         }
     }
 
@@ -262,7 +260,7 @@ final class PulseEngine {
         if var t = track {
             t.lastPlayed = max(t.lastPlayed, t.writtenFrames)
             t.drainedThrough = max(t.drainedThrough, t.writtenFrames)
-            t.segmentStart = nil
+            t.segment = nil
             track = t
         }
     }
@@ -299,23 +297,25 @@ final class PulseEngine {
         if let op = resyncOp { pa_operation_unref(op) }
         resyncOp = nil
         guard s == stream, var t = track else { return }
-        guard success, let info = pa_stream_get_timing_info(s) else {
+        guard success, let info = pa_stream_get_timing_info(s),
+            let readFrame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: 2 * t.format.channels)
+        else {
+            // Positions on this stream are unknown from here on; drains still tell what played.
             logger.warning("timing update failed after flush")
+            t.segment = nil
+            track = t
+            pump()
             return
         }
-        let frameBytes = Int64(2 * t.format.channels)
-        let readFrame = info.pointee.read_index / frameBytes
         switch resyncKind {
         case .newTrack:
-            t.segmentBase = 0
-            t.segmentStart = readFrame
+            t.segment = StreamSegment(trackFrame: 0, streamFrame: readFrame)
         case .rewind:
-            if let start = t.segmentStart {
-                let at = t.segmentBase + Int(readFrame - start)
+            if let segment = t.segment {
+                let at = segment.trackFrame(atStreamFrame: readFrame) ?? 0
                 t.writtenFrames = min(t.writtenFrames, max(at, t.lastPlayed, t.drainedThrough))
                 // The flush made the write index equal to the read index: continue from there.
-                t.segmentBase = t.writtenFrames
-                t.segmentStart = readFrame
+                t.segment = StreamSegment(trackFrame: t.writtenFrames, streamFrame: readFrame)
             }
         }
         track = t
@@ -385,8 +385,7 @@ final class PulseEngine {
         } else if streamUsed {
             resync(.newTrack)
         } else {
-            track?.segmentBase = 0
-            track?.segmentStart = 0
+            track?.segment = StreamSegment(trackFrame: 0, streamFrame: 0)
         }
     }
 
@@ -415,7 +414,7 @@ final class PulseEngine {
         let rewind = t.hold.map { $0 < t.writtenFrames } ?? false
         track = t
         if rewind {
-            if stream != nil, streamReady, t.segmentStart != nil {
+            if stream != nil, streamReady, t.segment != nil {
                 resync(.rewind)
                 return
             } else if stream == nil {
@@ -451,11 +450,11 @@ final class PulseEngine {
             return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
         }
         var played = max(t.lastPlayed, t.drainedThrough)
-        if let s = stream, streamReady, resyncOp == nil, let start = t.segmentStart {
+        if let s = stream, streamReady, resyncOp == nil, let segment = t.segment {
             var usec: pa_usec_t = 0
-            if pa_stream_get_time(s, &usec) == 0 {
-                let streamFrame = Int64(usec) * Int64(t.format.sampleRate) / 1_000_000
-                let f = t.segmentBase + Int(streamFrame - start)
+            if pa_stream_get_time(s, &usec) == 0,
+                let f = segment.trackFrame(atMicroseconds: usec, sampleRate: t.format.sampleRate)
+            {
                 played = max(played, min(f, t.writtenFrames))
             }
         }

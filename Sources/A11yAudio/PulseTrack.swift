@@ -14,10 +14,8 @@ struct PulseTrack {
     var drainedThrough = 0
     /// Highest played position reported so far (keeps `playedFrames` monotonic).
     var lastPlayed = 0
-    /// Where the current stream segment of this track starts: track frame `segmentBase` is at
-    /// stream frame index `segmentStart` (read index / frame size). `nil` while unknown.
-    var segmentBase = 0
-    var segmentStart: Int64?
+    /// Where this track lies on the current stream; `nil` while unknown.
+    var segment: StreamSegment?
 
     init(format: AudioFormat) { self.format = format }
 

@@ -7,6 +7,7 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case badJSON = "bad_json"
+            case badUTF8 = "bad_utf8"
             case invalidRequest = "invalid_request"
             case unknownOperation = "unknown_op"
             case unknownVoice = "unknown_voice"
@@ -24,6 +25,8 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
 
         /// The line was not JSON, or not an object.
         public static let badJSON = Code(.badJSON)
+        /// The line is not valid UTF-8.
+        public static let badUTF8 = Code(.badUTF8)
         /// A field is missing, has the wrong type or an out-of-range value.
         public static let invalidRequest = Code(.invalidRequest)
         /// `op` names no known operation.
@@ -59,6 +62,7 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func badJSON(_ message: String) -> SpeechError { SpeechError(.badJSON, message) }
+    public static func badUTF8(_ message: String) -> SpeechError { SpeechError(.badUTF8, message) }
     public static func invalidRequest(_ message: String) -> SpeechError { SpeechError(.invalidRequest, message) }
     public static func unknownOperation(_ message: String) -> SpeechError { SpeechError(.unknownOperation, message) }
     public static func unknownVoice(_ message: String) -> SpeechError { SpeechError(.unknownVoice, message) }

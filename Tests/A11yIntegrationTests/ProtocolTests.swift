@@ -41,6 +41,17 @@ import Testing
         }
     }
 
+    @Test func invalidUTF8IsRefusedNotRepaired() {
+        var line = Array(#"{"op":"post","id":1,"text":"caf"#.utf8)
+        line += [0xC3, 0x28]  // a lead byte followed by a byte that cannot continue it
+        line += Array(#""}"#.utf8)
+        guard case .failure(let failure) = LineCodec.decodeRequest(line) else {
+            Issue.record("accepted invalid UTF-8")
+            return
+        }
+        #expect(failure.error.code == .badUTF8)
+    }
+
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {
         #expect(decode(#"{"op":"fly","id":7}"#).failureID == .number(7))
         #expect(decode(#"{"op":"fly","id":"x"}"#).failureID == .string("x"))

@@ -57,7 +57,7 @@ public struct Daemon: Sendable {
                 explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
-        let jsonLines = JSONLinesServer(listener: listener, speech: speech, logger: logger) {
+        let jsonLines = JSONLinesServer(listener: listener, allowedUIDs: configuration.allowedUIDs, speech: speech, logger: logger) {
             notifier.notify("READY=1")
         }
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)

@@ -105,9 +105,11 @@ struct A11ySay: ParsableCommand {
 
         var outcome: ExitCode = .success
         var utterance: UtteranceID?
+        var answered = false
         do {
             try connection.exchange(request) { message in
                 if json { print(LineCodec.encodeString(message)) }
+                if case .event = message {} else { answered = true }
                 switch message {
                 case .failure(let error, _):
                     printError("\(error.message) (\(error.code))")
@@ -136,6 +138,10 @@ struct A11ySay: ParsableCommand {
             }
         } catch {
             printError("lost the connection to a11yd: \(Self.describe(error))")
+            throw ExitCode.failure
+        }
+        if !answered {
+            printError("a11yd at \(path) closed the connection without answering (see its log)")
             throw ExitCode.failure
         }
         if outcome != .success { throw outcome }

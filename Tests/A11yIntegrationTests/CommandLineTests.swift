@@ -1,4 +1,5 @@
 import A11yCore
+import A11yDaemon
 import A11yProtocol
 import A11yTestSupport
 import Foundation
@@ -114,5 +115,61 @@ import Testing
         #expect(!libraries.isEmpty)
         #expect(!libraries.contains { $0.contains("Foundation") || $0.contains("ICU") }, "\(libraries)")
         #expect(!libraries.contains { $0.contains("libswift") }, "\(libraries)")
+    }
+}
+
+/// Only the daemon's own user (and root, and the configured uids) is served, whatever the mode of
+/// the socket (issue 10): the peer is checked with SO_PEERCRED.
+@Suite(.serialized) struct PeerCredentialTests {
+    /// Runs a copy of a11ysay as `nobody` (uid 65534) from a folder anyone can read.
+    func statusAsNobody(socket: String, folder: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let copy = folder + "/a11ysay"
+        if !FileManager.default.fileExists(atPath: copy) {
+            try FileManager.default.copyItem(atPath: CommandLineTests.a11ysay, toPath: copy)
+        }
+        return try await run(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", copy, "--status", "--socket", socket],
+            environment: ["PATH": "/usr/bin:/bin", "HOME": folder, "A11YD_NO_AUTOSPAWN": "1"])
+    }
+
+    func looseFolder() throws -> String {
+        var template = Array("/tmp/a11y-peer-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
+        let folder = String(cString: made)
+        chmod(folder, 0o755)
+        return folder
+    }
+
+    @Test func anotherUsersClientIsRefusedEvenWhenTheSocketIsOpenToAll() async throws {
+        let folder = try looseFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let daemon = try await DaemonHarness(socketPath: folder + "/run/socket")
+        // Loosened by hand, as a careless setup might.
+        chmod(folder + "/run", 0o777)
+        chmod(folder + "/run/socket", 0o777)
+        let refused = try await statusAsNobody(socket: folder + "/run/socket", folder: folder)
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
+        // Closed unanswered (reset, as the request was never read).
+        #expect(refused.stderr.contains("without answering") || refused.stderr.contains("reset"), "\(refused.stderr)")
+        #expect(!refused.stdout.contains("state:"))
+        // The daemon's own user is still served.
+        let client = try await daemon.client()
+        try await client.send(RequestLine(.status, id: .number(1)))
+        #expect(try await client.waitFor("status") { $0.id == .number(1) }.state == "idle")
+        await daemon.shutDown()
+    }
+
+    @Test func aConfiguredUIDIsServed() async throws {
+        let folder = try looseFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var configuration = DaemonConfiguration()
+        configuration.allowedUIDs = [65534]
+        let daemon = try await DaemonHarness(configuration: configuration, socketPath: folder + "/run/socket")
+        chmod(folder + "/run", 0o777)
+        chmod(folder + "/run/socket", 0o777)
+        let served = try await statusAsNobody(socket: folder + "/run/socket", folder: folder)
+        #expect(served.status == 0, "\(served.stderr)")
+        #expect(served.stdout.contains("state: idle"), "\(served.stdout)")
+        await daemon.shutDown()
     }
 }

@@ -28,10 +28,10 @@ final class DaemonHarness {
         return logger
     }()
 
-    init(configuration: DaemonConfiguration = DaemonConfiguration()) async throws {
+    init(configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil) async throws {
         pulse = try PrivatePulseServer()
         // A folder that does not exist yet: the daemon makes it, owner-only.
-        socketPath = pulse.directory.path + "/runtime/a11yd/socket"
+        self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
         let engine = try EspeakEngine(logger: Self.logger)
         let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
         try await output.waitUntilConnected()
@@ -40,7 +40,8 @@ final class DaemonHarness {
         speech = SpeechService(
             engine: engine, output: output, pronouncer: Pronouncer(engine: engine), configuration: configuration,
             environment: [:], logger: Self.logger)
-        let server = JSONLinesServer(listener: .path(socketPath), speech: speech, logger: Self.logger)
+        let server = JSONLinesServer(
+            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, speech: speech, logger: Self.logger)
         speechEvents = speech.events()
         // As in the daemon: speech last, so shut down first; connections a client keeps open are
         // cut after the same grace.
@@ -50,7 +51,7 @@ final class DaemonHarness {
         let group = self.group
         running = Task { try await group.run() }
         let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: socketPath) {
+        while !FileManager.default.fileExists(atPath: self.socketPath) {
             guard ContinuousClock.now < deadline else { throw TestFailure("daemon did not listen") }
             try await Task.sleep(for: .milliseconds(5))
         }

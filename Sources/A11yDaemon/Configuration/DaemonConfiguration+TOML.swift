@@ -63,13 +63,21 @@ extension DaemonConfiguration {
                 configuration.audioServer = server.isEmpty ? nil : server
             }
         }
-        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds"]) { daemon in
+        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds", "allowed_uids"]) { daemon in
             if let socket = try reader.string(daemon, "daemon", "socket") {
                 configuration.socketPath = socket.isEmpty ? nil : socket
             }
             if let on = try reader.bool(daemon, "daemon", "autospawn") { configuration.autospawn = on }
             if let seconds = try reader.int(daemon, "daemon", "idle_exit_seconds", in: 0...86_400) {
                 configuration.idleExitSeconds = seconds
+            }
+            if let uids = daemon["allowed_uids"] {
+                guard let array = uids.array, let numbers = Optional(array.compactMap(\.int)), numbers.count == array.count,
+                    let allowed = Optional(numbers.compactMap(UInt32.init(exactly:))), allowed.count == numbers.count
+                else {
+                    throw ConfigurationError.invalidValue(path: path, "'daemon.allowed_uids' must be a list of user ids, e.g. [1001]")
+                }
+                configuration.allowedUIDs = allowed
             }
         }
         let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon"].contains($0) }

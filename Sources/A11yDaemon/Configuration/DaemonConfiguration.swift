@@ -27,6 +27,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var autospawn: Bool = true
     /// Exit after this many seconds with no client and nothing to say; 0 never exits.
     public var idleExitSeconds: Int = 0
+    /// Users besides the daemon's own (and root) whose clients are served; everyone else is refused.
+    public var allowedUIDs: [UInt32] = []
 
     public init() {}
 
@@ -43,6 +45,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("daemon.socket", socketPath ?? "(default)"),
             ("daemon.autospawn", String(autospawn)),
             ("daemon.idle_exit_seconds", String(idleExitSeconds)),
+            ("daemon.allowed_uids", allowedUIDs.map(String.init).joined(separator: ",")),
         ]
     }
 

@@ -22,16 +22,20 @@ public final class JSONLinesServer: Service, Sendable {
     private typealias Connection = NIOAsyncChannel<LineBatch, ServerMessage>
 
     private let listener: Listener
+    private let peers: PeerPolicy
     private let speech: any SpeechControl
     private let events: AsyncStream<ClientEvent>
     private let router = ConnectionRouter()
     private let logger: Logger
     private let onReady: @Sendable () -> Void
 
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served.
     public init(
-        listener: Listener, speech: any SpeechControl, logger: Logger, onReady: @escaping @Sendable () -> Void = {}
+        listener: Listener, allowedUIDs: [UInt32] = [], speech: any SpeechControl, logger: Logger,
+        onReady: @escaping @Sendable () -> Void = {}
     ) {
         self.listener = listener
+        self.peers = PeerPolicy(allowedUIDs: allowedUIDs)
         self.speech = speech
         // Subscribed now, before any client can post, so that no event is missed.
         self.events = speech.events()
@@ -48,8 +52,17 @@ public final class JSONLinesServer: Service, Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let peers = peers
+        let logger = logger
         let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> = { channel in
-            channel.eventLoop.makeCompletedFuture {
+            PeerCredentials.of(channel).flatMapThrowing { peer in
+                // Whatever the socket's mode, another user's client is not served.
+                guard peers.admits(peer) else {
+                    logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                    // A child whose initializer fails is not closed for us.
+                    channel.close(promise: nil)
+                    throw PeerRefused(reason: "uid \(peer.uid) is not allowed")
+                }
                 try channel.pipeline.syncOperations.addHandlers(
                     ByteToMessageHandler(LineFrameDecoder()),
                     MessageToByteHandler(JSONLineEncoder<ServerMessage>()))

@@ -55,6 +55,7 @@ let package = Package(
             name: "A11yDaemon",
             dependencies: [
                 "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

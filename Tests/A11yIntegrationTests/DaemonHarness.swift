@@ -28,7 +28,7 @@ final class DaemonHarness {
         return logger
     }()
 
-    init(configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil) async throws {
+    init(configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096) async throws {
         pulse = try PrivatePulseServer()
         // A folder that does not exist yet: the daemon makes it, owner-only.
         self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
@@ -41,7 +41,8 @@ final class DaemonHarness {
             engine: engine, output: output, pronouncer: Pronouncer(engine: engine), configuration: configuration,
             environment: [:], logger: Self.logger)
         let server = JSONLinesServer(
-            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, speech: speech, logger: Self.logger)
+            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, cutOffAfter: cutOffAfter, speech: speech,
+            logger: Self.logger)
         speechEvents = speech.events()
         // As in the daemon: speech last, so shut down first; connections a client keeps open are
         // cut after the same grace.

@@ -25,15 +25,18 @@ public final class JSONLinesServer: Service, Sendable {
     private let peers: PeerPolicy
     private let speech: any SpeechControl
     private let events: AsyncStream<ClientEvent>
-    private let router = ConnectionRouter()
+    private let router: ConnectionRouter
     private let logger: Logger
     private let onReady: @Sendable () -> Void
 
-    /// Only clients of `allowedUIDs`, the daemon's own user and root are served.
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served. A client that
+    /// leaves `cutOffAfter` messages unread is disconnected.
     public init(
-        listener: Listener, allowedUIDs: [UInt32] = [], speech: any SpeechControl, logger: Logger,
-        onReady: @escaping @Sendable () -> Void = {}
+        listener: Listener, allowedUIDs: [UInt32] = [], cutOffAfter: Int = 4096, speech: any SpeechControl,
+        logger: Logger, onReady: @escaping @Sendable () -> Void = {}
     ) {
+        self.router = ConnectionRouter(
+            limits: .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter), logger: logger)
         self.listener = listener
         self.peers = PeerPolicy(allowedUIDs: allowedUIDs)
         self.speech = speech
@@ -117,15 +120,15 @@ public final class JSONLinesServer: Service, Sendable {
 
     private func serve(_ channel: Connection) async {
         let client = ClientID.next()
-        let outbox = await router.register(client)
-        let connection = JSONLinesConnection(client: client, speech: speech, router: router)
+        let outbox = await router.register(client) { [channel = channel.channel] in channel.close(promise: nil) }
+        let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
                         // The writer: every message for this client, in order, until the router closes it.
                         do {
-                            for await message in outbox { try await outbound.write(message) }
+                            try await outbox.drain { try await outbound.write($0) }
                             outbound.finish()
                         } catch {
                             await self.router.remove(client)

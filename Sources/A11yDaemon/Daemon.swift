@@ -51,8 +51,9 @@ public struct Daemon: Sendable {
             pronouncer: Pronouncer(engine: engine), configuration: configuration, environment: options.environment,
             logger: logger)
 
-        let listener = try SocketActivation.listener(
-            environment: options.environment,
+        let inherited = try SocketActivation.inherited(environment: options.environment)
+        let listener = SocketActivation.jsonLinesListener(
+            inherited,
             fallbackPath: SocketLocation.resolve(
                 explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
         SocketActivation.forgetInheritedEnvironment()

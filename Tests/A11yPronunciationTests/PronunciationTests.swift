@@ -4,9 +4,9 @@ import A11yEngine
 import Logging
 import Testing
 
-let sharedPronouncer: Pronouncer = {
-    Pronouncer(engine: try! EspeakEngine(logger: Logger(label: "a11yd.pronunciation.tests")))
-}()
+/// One real libespeak-ng for every suite (it is one per process anyway).
+let sharedEngine = try! EspeakEngine(logger: Logger(label: "a11yd.pronunciation.tests"))
+let sharedPronouncer = Pronouncer(engine: sharedEngine)
 
 @Suite("Pronunciation against the real libespeak-ng", .serialized)
 struct PronunciationTests {

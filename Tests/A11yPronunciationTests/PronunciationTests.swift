@@ -52,6 +52,19 @@ struct PronunciationTests {
         #expect(try await said(ipa, voice: voice) == expected)
     }
 
+    /// Issue 12's misses, compared with eSpeak reading the spelling (saúdský, zaútočili, zeurde).
+    @Test(arguments: [
+        // Czech: a vowel before a long ú is not the start of a diphthong (a long vowel is no glide).
+        ("cs", "ˈsauːtskiː", "sˈauːtskiː"), ("cs", "ˈzauːtotʃɪlɪ", "zˈauːtotʃili"), ("cs", "ˈpouːt", "pˈouːt"),
+        // …while a short glide still is one.
+        ("cs", "ˈpoust", "pˈoʊst"),
+        // Dutch: long ʏː (eu before r) is eSpeak's Y: (printed øː), not the short u of "hut".
+        ("nl", "ˈzʏːrdə", "zˈøːrdə"), ("nl", "ˈdʏːr", "dˈøːr"),
+    ])
+    func issue12ConverterMisses(voice: String, ipa: String, expected: String) async throws {
+        #expect(try await said(ipa, voice: voice) == expected)
+    }
+
     @Test func diphthongSpellingsAndLengthlessKeys() async throws {
         #expect(IPAConverter.diphthongSpellings(of: "aʊ") == ["aʊ\u{032F}", "au\u{032F}"])
         #expect(IPAConverter.diphthongSpellings(of: "ɔø") == ["ɔø\u{032F}", "ɔʏ\u{032F}"])

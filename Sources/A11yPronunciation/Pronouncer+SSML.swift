@@ -21,7 +21,7 @@ extension Pronouncer {
         return builder.finish(voice: style.voice)
     }
 
-    private func translate(_ element: SSMLElement, style inherited: SSMLStyle, into builder: inout SSMLPlanBuilder) async throws {
+    private func translate(_ element: MarkupElement, style inherited: SSMLStyle, into builder: inout SSMLPlanBuilder) async throws {
         var style = inherited
         let attributes = element.attributes
 
@@ -116,7 +116,7 @@ extension Pronouncer {
         }
     }
 
-    private func children(_ element: SSMLElement, _ style: SSMLStyle, _ builder: inout SSMLPlanBuilder) async throws {
+    private func children(_ element: MarkupElement, _ style: SSMLStyle, _ builder: inout SSMLPlanBuilder) async throws {
         for child in element.children {
             switch child {
             case .text(let text): builder.addText(text, style: style)
@@ -134,7 +134,7 @@ extension Pronouncer {
         return attributes["name"]
     }
 
-    private func voice(for language: String, _ element: SSMLElement) async throws -> String {
+    private func voice(for language: String, _ element: MarkupElement) async throws -> String {
         guard !language.ssmlTrimmed.isEmpty else {
             throw SpeechError(.invalidSSML, "\(element.location) has an empty language")
         }

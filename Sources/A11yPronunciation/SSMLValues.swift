@@ -6,7 +6,7 @@ enum SSMLValues {
     static let maxBreakMilliseconds = 60_000
 
     /// `time` ("500ms", "1s", "1.5s") wins over `strength` (none … x-strong); neither: medium.
-    static func breakMilliseconds(_ element: SSMLElement) throws -> Int {
+    static func breakMilliseconds(_ element: MarkupElement) throws -> Int {
         if let time = element.attributes["time"] {
             let trimmed = time.ssmlTrimmed
             let (number, factor): (Substring, Double)
@@ -44,7 +44,7 @@ enum SSMLValues {
     /// A `prosody` attribute as a multiplier of the value in force: a keyword, a percentage
     /// ("150%" absolute, "+20%"/"-20%" relative), a plain number for rate (SSML 1.1: "1.5"), or
     /// decibels for volume ("+6dB"). Hertz and semitones are refused (eSpeak's pitch is not in Hz).
-    static func prosodyScale(_ value: String, _ property: Property, _ element: SSMLElement) throws -> Double {
+    static func prosodyScale(_ value: String, _ property: Property, _ element: MarkupElement) throws -> Double {
         let v = value.ssmlTrimmed
         func refuse(_ why: String) -> SpeechError {
             SpeechError(.invalidSSML, "\(element.location) \(property.rawValue) '\(value)': \(why)")

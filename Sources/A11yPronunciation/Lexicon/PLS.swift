@@ -134,7 +134,7 @@ public enum PLS {
     public static func document(_ lexicon: Lexicon) -> String {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <!-- The user's pronunciations, kept by a11yd (a11ysay --lexicon-add); see docs/pronunciation.md. -->
+            <!-- The user's pronunciations, kept by a11yd (the lexicon request, a11ysay); see docs/pronunciation.md. -->
             <lexicon version="1.0" xmlns="\(namespace)" xmlns:a11yd="\(a11ydNamespace)" alphabet="ipa">
 
             """

@@ -139,3 +139,31 @@ struct LexiconTests {
         refused("<lexicon><lexeme><grapheme>\(long)</grapheme><alias>b</alias></lexeme></lexicon>", "longer than 1000")
     }
 }
+
+/// A pronouncer needs no real engine: a fake with two phonemes plans a lexicon entry.
+@Suite("Pronouncer on a fake engine")
+struct FakeEngineTests {
+    struct TwoPhonemes: PronunciationEngine {
+        func resolveVoice(language: String) async throws -> String {
+            guard language.hasPrefix("fr") else { throw SpeechError(.unknownVoice, "no voice for '\(language)'") }
+            return "fr"
+        }
+        func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
+            [PhonemeEntry(mnemonic: "S", ipa: "ʃ"), PhonemeEntry(mnemonic: "a", ipa: "a")]
+        }
+        func allMnemonics() async throws -> [String] { ["S", "a"] }
+        func ipa(ofText text: String, voice: String) async throws -> String { text }
+        func ipa(ofMnemonics mnemonics: String, voice: String) async throws -> String { mnemonics }
+        func ipa(ofLetter character: String, voice: String) async throws -> String { character }
+    }
+
+    @Test func plansAndChecksWithoutEspeak() async throws {
+        let pronouncer = Pronouncer(engine: TwoPhonemes())
+        let lexicon = Lexicon(entries: [LexiconEntry(grapheme: "pomme", pronunciation: .ipa("ʃa"), language: "fr")])
+        let plan = try await pronouncer.plan(text: "la pomme", defaultVoice: "fr", lexicon: lexicon)
+        #expect(plan.segments.map(\.content) == [.text("la "), .phonemes("S'a")])
+        await #expect(throws: SpeechError.self) {
+            try await pronouncer.check(LexiconEntry(grapheme: "x", pronunciation: .ipa("ʒ")), defaultVoice: "fr")
+        }
+    }
+}

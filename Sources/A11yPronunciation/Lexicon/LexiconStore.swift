@@ -37,7 +37,7 @@ public final class LexiconStore: Sendable {
     public let location: Location
     /// The sources in precedence order (the user's file first) and their merge.
     private let state = Mutex<(sources: [Source], merged: Lexicon)>(([], .empty))
-    /// Serialises edits: read, change, write, swap.
+    /// Serialises edits and reloads: read, change, write, swap.
     private let editing = Mutex(())
 
     /// An empty store; call `reload()` to read the files.
@@ -55,6 +55,10 @@ public final class LexiconStore: Sendable {
     /// at its last good version (or left out if it never parsed); a missing user file is empty.
     @discardableResult
     public func reload() -> [LexiconFileError] {
+        editing.withLock { _ in reloadFiles() }
+    }
+
+    private func reloadFiles() -> [LexiconFileError] {
         var problems: [LexiconFileError] = []
         let previous = Dictionary(sources.map { ($0.path, $0.lexicon) }, uniquingKeysWith: { a, _ in a })
         var fresh: [Source] = []

@@ -118,31 +118,6 @@ final class EspeakSession {
         }
         return result
     }
-
-    /// eSpeak's own phoneme mnemonics (or IPA) for `text` in `voice`, clause by clause, joined by spaces.
-    func textToPhonemes(_ text: String, voice: String, ipa: Bool) throws -> String {
-        try requireInitialized()
-        try selectVoice(voice)
-        var pieces: [String] = []
-        text.withCString { cText in
-            var pointer: UnsafeRawPointer? = UnsafeRawPointer(cText)
-            while pointer != nil {
-                guard let out = espeak_TextToPhonemes(&pointer, espeakCHARS_UTF8, ipa ? 0x02 : 0) else { break }
-                let piece = String(cString: out).trimmingCharacters()
-                if !piece.isEmpty { pieces.append(piece) }
-            }
-        }
-        return pieces.joined(separator: " ")
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
-    }
 }
 
 /// A voice as listed, with the priority eSpeak gives each of its languages (parallel arrays).

@@ -65,7 +65,7 @@ extension Pronouncer {
             builder.addBreak(milliseconds: try SSMLValues.breakMilliseconds(element), voice: style.voice)
 
         case "mark":
-            guard let name = attributes["name"], !name.trimmedWhitespace.isEmpty else {
+            guard let name = attributes["name"], !name.trimmed.isEmpty else {
                 throw SpeechError(.invalidSSML, "\(element.location) needs a non-empty name")
             }
             builder.addMark(name, voice: style.voice)
@@ -78,7 +78,7 @@ extension Pronouncer {
 
         case "say-as":
             let content = element.textContent
-            switch attributes["interpret-as"]?.trimmedWhitespace {
+            switch attributes["interpret-as"]?.trimmed {
             case "characters", "spell-out", "letters":
                 style.spellOut = true
                 builder.addText(content, style: style, explicit: true)
@@ -97,11 +97,11 @@ extension Pronouncer {
             }
 
         case "phoneme":
-            let alphabet = attributes["alphabet"]?.trimmedWhitespace ?? "ipa"
+            let alphabet = attributes["alphabet"]?.trimmed ?? "ipa"
             guard alphabet == "ipa" else {
                 throw SpeechError(.invalidSSML, "\(element.location) alphabet '\(alphabet)' is not supported: only ipa")
             }
-            guard let ph = attributes["ph"], !ph.trimmedWhitespace.isEmpty else {
+            guard let ph = attributes["ph"], !ph.trimmed.isEmpty else {
                 throw SpeechError(.invalidSSML, "\(element.location) needs a non-empty ph")
             }
             let mnemonics: String
@@ -137,7 +137,7 @@ extension Pronouncer {
     }
 
     private func voice(for language: String, _ element: MarkupElement) async throws -> String {
-        guard !language.trimmedWhitespace.isEmpty else {
+        guard !language.trimmed.isEmpty else {
             throw SpeechError(.invalidSSML, "\(element.location) has an empty language")
         }
         do {

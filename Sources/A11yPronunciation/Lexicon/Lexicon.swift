@@ -1,3 +1,5 @@
+import A11yCore
+
 /// The user's pronunciations, ready to match: entries in precedence order (earlier wins a tie)
 /// and an index by first word. A value: the daemon swaps a whole new one in on a change.
 public struct Lexicon: Sendable, Equatable {
@@ -53,8 +55,8 @@ public struct Lexicon: Sendable, Equatable {
                 continue
             }
             removed.append(entry)
-            let wanted = grapheme.trimmedWhitespace.lowercased()
-            entry.graphemes.removeAll { entry.caseSensitive ? $0 == grapheme.trimmedWhitespace : $0.lowercased() == wanted }
+            let wanted = grapheme.trimmed.lowercased()
+            entry.graphemes.removeAll { entry.caseSensitive ? $0 == grapheme.trimmed : $0.lowercased() == wanted }
             if !entry.graphemes.isEmpty { kept.append(entry) }
         }
         return (Lexicon(entries: kept), removed)

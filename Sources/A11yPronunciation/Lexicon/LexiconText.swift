@@ -67,7 +67,7 @@ struct LexiconPattern: Sendable {
 
     /// nil for a grapheme with nothing to match.
     init?(_ grapheme: String, entry: Int, caseSensitive: Bool) {
-        let tokens = LexiconText(grapheme.trimmedWhitespace).tokens
+        let tokens = LexiconText(grapheme.trimmed).tokens
         guard !tokens.isEmpty else { return nil }
         self.tokens = tokens
         self.entry = entry

@@ -1,3 +1,5 @@
+import A11yCore
+
 /// W3C Pronunciation Lexicon Specification 1.0, the subset a11yd reads and writes.
 ///
 /// Read with the same care as SSML (`MarkupReader`: no DTD, no entities beyond the five and
@@ -55,7 +57,7 @@ public enum PLS {
         for child in root.children {
             switch child {
             case .text(let text):
-                guard text.trimmedWhitespace.isEmpty else { throw refuse(root, "holds text outside any <lexeme>") }
+                guard text.trimmed.isEmpty else { throw refuse(root, "holds text outside any <lexeme>") }
             case .element(let element) where element.name == "lexeme":
                 entries.append(try lexeme(element, language: language, caseSensitive: lexiconCase, declaresA11yd, refuse))
             case .element(let element):
@@ -77,10 +79,10 @@ public enum PLS {
         var preferred = false
         for child in element.children {
             guard case .element(let part) = child else {
-                if case .text(let text) = child, !text.trimmedWhitespace.isEmpty { throw refuse(element, "holds text outside its children") }
+                if case .text(let text) = child, !text.trimmed.isEmpty { throw refuse(element, "holds text outside its children") }
                 continue
             }
-            let text = part.textContent.trimmedWhitespace
+            let text = part.textContent.trimmed
             if part.name != "example" {
                 guard !text.isEmpty else { throw refuse(part, "is empty") }
                 guard text.unicodeScalars.count <= maxTextLength else { throw refuse(part, "is longer than \(maxTextLength) characters") }
@@ -114,7 +116,7 @@ public enum PLS {
     private static func checkAlphabet(
         _ alphabet: String?, _ element: MarkupElement, _ refuse: (MarkupElement, String) -> LexiconFileError
     ) throws(LexiconFileError) {
-        if let alphabet, alphabet.trimmedWhitespace != "ipa" { throw refuse(element, "alphabet '\(alphabet)': only ipa") }
+        if let alphabet, alphabet.trimmed != "ipa" { throw refuse(element, "alphabet '\(alphabet)': only ipa") }
     }
 
     private static func flag(
@@ -122,7 +124,7 @@ public enum PLS {
     ) throws(LexiconFileError) -> Bool? {
         guard let value = element.attributes[caseSensitive] else { return nil }
         guard declaresA11yd else { throw refuse(element, "uses \(caseSensitive) without xmlns:a11yd=\"\(a11ydNamespace)\" on <lexicon>") }
-        switch value.trimmedWhitespace {
+        switch value.trimmed {
         case "true": return true
         case "false": return false
         default: throw refuse(element, "\(caseSensitive) must be true or false")

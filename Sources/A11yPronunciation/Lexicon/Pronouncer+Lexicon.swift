@@ -11,7 +11,7 @@ extension Pronouncer {
         let voice = try await entry.language.asyncMap { try await engine.resolveVoice(language: $0) } ?? defaultVoice
         switch entry.pronunciation {
         case .alias(let alias):
-            guard !alias.trimmedWhitespace.isEmpty else { throw SpeechError(.invalidRequest, "a lexicon alias may not be empty") }
+            guard !alias.trimmed.isEmpty else { throw SpeechError(.invalidRequest, "a lexicon alias may not be empty") }
         case .ipa(let ipa):
             do {
                 _ = try await mnemonics(forIPA: ipa, voice: voice)
@@ -80,7 +80,7 @@ extension Pronouncer {
             guard limit > cursor else { return }
             let piece = String(String.UnicodeScalarView(text.scalars[cursor..<limit]))
             // Spaces between two replaced words say nothing; the first piece keeps any pause or mark.
-            if piece.trimmedWhitespace.isEmpty, !pieces.isEmpty { return }
+            if piece.trimmed.isEmpty, !pieces.isEmpty { return }
             add(.text(piece), cursor..<limit)
         }
         for match in matches {

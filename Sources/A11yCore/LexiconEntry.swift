@@ -20,7 +20,7 @@ public struct LexiconEntry: Sendable, Hashable, CustomStringConvertible {
     public var caseSensitive: Bool
 
     public init(graphemes: [String], pronunciation: Pronunciation, language: String? = nil, caseSensitive: Bool = false) {
-        self.graphemes = graphemes.map(\.trimmedWhitespace)
+        self.graphemes = graphemes.map(\.trimmed)
         self.pronunciation = pronunciation
         self.language = language.flatMap(Self.normalize(language:))
         self.caseSensitive = caseSensitive
@@ -32,7 +32,7 @@ public struct LexiconEntry: Sendable, Hashable, CustomStringConvertible {
 
     /// "fr_FR" → "fr-fr"; blank → nil.
     public static func normalize(language: String) -> String? {
-        let tag = String(language.trimmedWhitespace.lowercased().map { $0 == "_" ? "-" : $0 })
+        let tag = String(language.trimmed.lowercased().map { $0 == "_" ? "-" : $0 })
         return tag.isEmpty ? nil : tag
     }
 
@@ -49,8 +49,8 @@ public struct LexiconEntry: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `grapheme` names one of this entry's graphemes (case ignored unless case-sensitive).
-    func hasGrapheme(_ grapheme: String) -> Bool {
-        let wanted = grapheme.trimmedWhitespace
+    public func hasGrapheme(_ grapheme: String) -> Bool {
+        let wanted = grapheme.trimmed
         return graphemes.contains { caseSensitive ? $0 == wanted : $0.lowercased() == wanted.lowercased() }
     }
 }

@@ -17,6 +17,7 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
             case audioUnavailable = "audio_unavailable"
             case lineTooLong = "line_too_long"
             case shuttingDown = "shutting_down"
+            case lexiconFile = "lexicon_file"
             case `internal` = "internal"
         }
 
@@ -45,6 +46,8 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let lineTooLong = Code(.lineTooLong)
         /// The daemon is shutting down and takes nothing new.
         public static let shuttingDown = Code(.shuttingDown)
+        /// The user's lexicon file cannot be read or written (nothing changed).
+        public static let lexiconFile = Code(.lexiconFile)
         /// Something that should not happen; a bug.
         public static let `internal` = Code(.internal)
 

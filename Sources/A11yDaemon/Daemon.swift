@@ -46,10 +46,15 @@ public struct Daemon: Sendable {
         } catch {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
+        // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
+        let lexicon = LexiconStore(location: .init(configurationDirectory: Self.folder(of: configPath)))
+        for problem in lexicon.reload() {
+            logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
+        }
         let speech = SpeechService(
             engine: engine, output: PulseOutput(server: configuration.audioServer, logger: logger),
-            pronouncer: Pronouncer(engine: engine), configuration: configuration, environment: options.environment,
-            logger: logger)
+            pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
+            environment: options.environment, logger: logger)
 
         let inherited = try SocketActivation.inherited(environment: options.environment)
         let listener = SocketActivation.jsonLinesListener(
@@ -93,5 +98,10 @@ public struct Daemon: Sendable {
             tasks.cancelAll()
         }
         logger.info("a11yd stopped")
+    }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

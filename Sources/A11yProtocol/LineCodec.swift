@@ -58,6 +58,7 @@ public enum LineCodec {
                 if case .post(let post) = line.request { _ = try post.speechRequest() }
                 if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
                 if case .render(let post) = line.request { _ = try post.speechRequest() }
+                if case .lexicon(let lexicon) = line.request { _ = try lexicon.change() }
                 self.line = .success(line)
             } catch let error as SpeechError {
                 self.line = .failure(RequestLineError(error, id: id))

@@ -54,6 +54,33 @@ import Testing
         await daemon.shutDown()
     }
 
+    /// issue 12's example: after `--lexicon-add "pomme=ʃa" --lang fr`, "pomme" in French is said
+    /// "chat" by every client, until `--lexicon-remove`.
+    @Test func theLexiconFromTheCommandLine() async throws {
+        let daemon = try await DaemonHarness()
+        let chat = try await run(["--show-ipa", "--lang", "fr", "chat"], socket: daemon.socketPath)
+        let before = try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath)
+        let added = try await run(["--lexicon-add", "pomme=ʃa", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(added.status == 0, "\(added.err)")
+        #expect(added.out.contains("pomme → /ʃa/ [fr]"), "\(added.out)")
+        let after = try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath)
+        #expect(after.out != before.out)
+        #expect(after.out.contains(chat.out.replacingOccurrences(of: "(fr) ", with: "").trimmed), "\(after.out) vs \(chat.out)")
+        let listed = try await run(["--lexicon-list"], socket: daemon.socketPath)
+        #expect(listed.status == 0)
+        #expect(listed.out.contains("pomme → /ʃa/ [fr]"), "\(listed.out)")
+        #expect(listed.out.contains("lexicon.pls"), "the file it lives in: \(listed.out)")
+        let alias = try await run(["--lexicon-alias", "SNCF=sncf", "--case-sensitive"], socket: daemon.socketPath)
+        #expect(alias.out.contains("SNCF → \"sncf\" [all languages, case-sensitive]"), "\(alias.out)")
+        let removed = try await run(["--lexicon-remove", "pomme", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(removed.status == 0, "\(removed.err)")
+        #expect(try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath).out == before.out)
+        let missing = try await run(["--lexicon-remove", "pomme", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("pomme"), "\(missing.err)")
+        await daemon.shutDown()
+    }
+
     @Test func stopSilencesFromTheCommandLine() async throws {
         let daemon = try await DaemonHarness()
         let client = try await daemon.client()

@@ -16,6 +16,8 @@ final class DaemonHarness {
     let pulse: PrivatePulseServer
     let socketPath: String
     let speech: SpeechService
+    /// Where the user's lexicon.pls is written.
+    let lexiconFolder: String
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
     /// Ends when speech has shut down (after the last `finished`).
@@ -37,9 +39,12 @@ final class DaemonHarness {
         try await output.waitUntilConnected()
         var configuration = configuration
         configuration.voice.language = configuration.voice.language ?? "fr"
+        lexiconFolder = pulse.directory.path + "/config"
+        let lexicon = LexiconStore(location: .init(configurationDirectory: lexiconFolder))
+        lexicon.reload()
         speech = SpeechService(
-            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), configuration: configuration,
-            environment: [:], logger: Self.logger)
+            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon,
+            configuration: configuration, environment: [:], logger: Self.logger)
         let server = JSONLinesServer(
             listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, cutOffAfter: cutOffAfter, speech: speech,
             logger: Self.logger)

@@ -84,6 +84,8 @@ struct JSONLinesConnection: Sendable {
                 reply = .pronunciation(ipa: try await speech.pronounce(try post.speechRequest()))
             case .render(let post):
                 reply = .audio(try await speech.render(try post.speechRequest()))
+            case .lexicon(let request):
+                reply = .lexicon(try await speech.lexicon(try request.change()))
             }
             return .reply(reply, to: line.id)
         } catch {

@@ -19,7 +19,7 @@ public final class SpeechService: SpeechControl, Service {
     private let logger: Logger
 
     public init(
-        engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer,
+        engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer, lexicon: LexiconStore,
         configuration: DaemonConfiguration, environment: [String: String], logger: Logger
     ) {
         var settings = SpeechCoordinator.Configuration()
@@ -27,8 +27,8 @@ public final class SpeechService: SpeechControl, Service {
         settings.earcon = configuration.earcon
         coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
         planner = UtterancePlanner(
-            engine: engine, pronouncer: pronouncer, configuration: configuration, environment: environment,
-            logger: logger)
+            engine: engine, pronouncer: pronouncer, lexicon: lexicon, configuration: configuration,
+            environment: environment, logger: logger)
         self.engine = engine
         self.pronouncer = pronouncer
         self.logger = logger
@@ -114,6 +114,32 @@ public final class SpeechService: SpeechControl, Service {
             }
         }
         return RenderedAudio(format: engine.format, samples: samples)
+    }
+
+    public func lexicon(_ change: LexiconChange) async throws -> [LexiconListing] {
+        let store = planner.lexicon
+        do {
+            switch change {
+            case .add(let entry):
+                try await store.add(entry, checkedWith: pronouncer, defaultVoice: try await planner.voice(for: nil))
+                return [LexiconListing(entry: entry, source: store.location.userFile)]
+            case .remove(let grapheme, let language):
+                return try store.remove(grapheme: grapheme, language: language)
+                    .map { LexiconListing(entry: $0, source: store.location.userFile) }
+            case .list:
+                return store.sources.flatMap { source in
+                    source.lexicon.entries.map { LexiconListing(entry: $0, source: source.path) }
+                }
+            }
+        } catch let error as LexiconFileError {
+            throw SpeechError(.lexiconFile, error.description)
+        }
+    }
+
+    /// Reads the lexicon files again (SIGHUP); a file that does not parse keeps its last good
+    /// version, and is returned with where and why.
+    public func reloadLexicon() -> [LexiconFileError] {
+        planner.lexicon.reload()
     }
 
     public func events() -> AsyncStream<ClientEvent> {

@@ -9,13 +9,19 @@ import Synchronization
 final class UtterancePlanner: Sendable {
     let engine: any SpeechEngine
     let pronouncer: Pronouncer
+    /// The user's pronunciations, applied to every utterance.
+    let lexicon: LexiconStore
     let configuration: Mutex<DaemonConfiguration>
     let environment: [String: String]
     let logger: Logger
 
-    init(engine: any SpeechEngine, pronouncer: Pronouncer, configuration: DaemonConfiguration, environment: [String: String], logger: Logger) {
+    init(
+        engine: any SpeechEngine, pronouncer: Pronouncer, lexicon: LexiconStore, configuration: DaemonConfiguration,
+        environment: [String: String], logger: Logger
+    ) {
         self.engine = engine
         self.pronouncer = pronouncer
+        self.lexicon = lexicon
         self.configuration = Mutex(configuration)
         self.environment = environment
         self.logger = logger
@@ -32,16 +38,22 @@ final class UtterancePlanner: Sendable {
 
     /// The text clients will see in events, and the segments and settings the engine gets.
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
+    /// The voice for a request's language, else the default one.
+    func voice(for language: String?) async throws -> String {
+        let wanted = language ?? defaultLanguage()
+        do {
+            return try await engine.resolveVoice(language: wanted)
+        } catch let error as SpeechError where language == nil {
+            // A locale eSpeak does not know must not silence the daemon: fall back to English.
+            logger.warning("no voice for the default language; using English", metadata: ["language": "\(wanted)", "error": "\(error.message)"])
+            return try await engine.resolveVoice(language: "en")
+        }
+    }
+
     func plan(_ request: SpeechRequest) async throws -> (text: String, synthesis: SynthesisRequest) {
         let language = request.language ?? defaultLanguage()
-        let voice: String
-        do {
-            voice = try await engine.resolveVoice(language: language)
-        } catch let error as SpeechError where request.language == nil {
-            // A locale eSpeak does not know must not silence the daemon: fall back to English.
-            logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
-            voice = try await engine.resolveVoice(language: "en")
-        }
+        let voice = try await self.voice(for: request.language)
+        let lexicon = self.lexicon.lexicon
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
         func synthesis(_ segments: [SpeechSegment]) -> SynthesisRequest {
@@ -50,16 +62,14 @@ final class UtterancePlanner: Sendable {
         switch request.content {
         case .ssml(let ssml):
             // Translated by us into segments; never handed to eSpeak as markup.
-            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice)
+            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon)
             return (plan.spokenText, synthesis(plan.segments))
         case .element(let element):
             let text = element.utterance(language: request.language ?? language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
-            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
-        case .text(let text, let spans) where spans.isEmpty:
-            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
+            return (text, synthesis(try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments))
         case .text(let text, let spans):
-            return (text, synthesis(try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice).segments))
+            return (text, synthesis(try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon).segments))
         }
     }
 }

@@ -146,12 +146,17 @@ final class PlaybackStream {
         if let op = pa_stream_flush(handle, nil, nil) { pa_operation_unref(op) }
     }
 
-    /// Whole frames the server asks for now (0 on error: `pa_stream_writable_size` returns
-    /// `(size_t)-1`, which Swift sees as -1).
+    /// Whole frames the server asks for now.
     var writableFrames: Int {
-        guard isReady, frameSize > 0 else { return 0 }
-        let bytes = pa_stream_writable_size(handle)
-        return bytes > 0 ? bytes / frameSize : 0
+        guard isReady else { return 0 }
+        return Self.wholeFrames(writableBytes: pa_stream_writable_size(handle), frameSize: frameSize)
+    }
+
+    /// `pa_stream_writable_size` returns a `size_t`, `(size_t)-1` on error; Swift sees it as an
+    /// `Int`, so the error (and any size above `Int.max`) is negative: nothing writable.
+    static func wholeFrames(writableBytes bytes: Int, frameSize: Int) -> Int {
+        guard bytes > 0, frameSize > 0 else { return 0 }
+        return bytes / frameSize
     }
 
     /// Writes frames `frames` of `samples` (interleaved); libpulse copies them.

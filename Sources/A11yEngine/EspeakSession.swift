@@ -104,7 +104,8 @@ final class EspeakSession {
     }
 
     /// Parses `espeak_VOICE.languages`: repeated (priority byte, NUL-terminated name), ended by a
-    /// zero byte where the next priority would be.
+    /// zero byte where the next priority would be. Steps over each name by its bytes up to the NUL,
+    /// never by the decoded string (invalid UTF-8 decodes to more bytes than it had).
     static func parseLanguages(_ raw: UnsafePointer<CChar>?) -> [(priority: Int, name: String)] {
         guard let raw else { return [] }
         var result: [(Int, String)] = []
@@ -112,9 +113,11 @@ final class EspeakSession {
         while p.pointee != 0 {
             let priority = Int(p.pointee)
             p += 1
-            let name = String(cString: p)
+            var count = 0
+            while p[count] != 0 { count += 1 }
+            let name = String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
             result.append((priority, name.lowercased()))
-            p += name.utf8.count + 1
+            p += count + 1
         }
         return result
     }

@@ -43,22 +43,22 @@ public struct SpeechItem: Sendable, Equatable {
     public var priority: Priority
     /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
     public var queued: Bool
-    /// The utterance as it will be spoken (for an element, the composed sentence).
-    public var text: String
     /// Play the screen-change earcon before speaking.
     public var playsEarcon: Bool
-    public var synthesis: SynthesisRequest
+    public var utterance: Utterance
 
     public init(
         id: UtteranceID, kind: NotificationKind, priority: Priority? = nil, queued: Bool = false,
-        text: String, playsEarcon: Bool = false, synthesis: SynthesisRequest
+        playsEarcon: Bool = false, utterance: Utterance
     ) {
         self.id = id
         self.kind = kind
         self.priority = priority ?? kind.defaultPriority
         self.queued = queued
-        self.text = text
         self.playsEarcon = playsEarcon
-        self.synthesis = synthesis
+        self.utterance = utterance
     }
+
+    /// The utterance as clients see it (for an element, the composed sentence).
+    public var text: String { utterance.text }
 }

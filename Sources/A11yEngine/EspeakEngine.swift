@@ -25,7 +25,7 @@ public final class EspeakEngine: SpeechEngine {
         logger.debug("eSpeak-NG ready", metadata: ["format": "\(format)"])
     }
 
-    public func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+    public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: SynthesisChunk.self, throwing: (any Error).self)
         let cancellation = CancellationFlag()

@@ -198,11 +198,12 @@ import Testing
     @Test func marksAreToldWhenHeardBetweenTheWordsAroundThem() async {
         let (coordinator, _, log, pump) = makeCoordinator()
         defer { pump.cancel() }
-        var synthesis = request("un")
-        synthesis.segments.append(SpeechSegment(
+        var utterance = request("un deux")
+        utterance.segments[0] = SpeechSegment(content: .text("un"), voice: "fr", sourceStart: 0, sourceLength: 2)
+        utterance.segments.append(SpeechSegment(
             content: .text("deux"), voice: "fr", sourceStart: 3, sourceLength: 4, options: .init(markBefore: "milieu")))
         let id = UtteranceID(rawValue: 1)
-        await coordinator.post(SpeechItem(id: id, kind: .announcement, text: "un deux", synthesis: synthesis))
+        await coordinator.post(SpeechItem(id: id, kind: .announcement, utterance: utterance))
         await log.wait { $0.count(finished: 1) }
         #expect(await log.events.dropFirst().dropLast() == [
             .word(id, start: 0, length: 2), .mark(id, name: "milieu"), .word(id, start: 3, length: 4),

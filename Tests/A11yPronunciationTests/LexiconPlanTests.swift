@@ -90,7 +90,7 @@ struct LexiconPlanTests {
         let text = "Mon iPhone marche"
         let plan = try await p.plan(text: text, defaultVoice: "fr", lexicon: lexicon)
         var words: [WordMark] = []
-        for try await chunk in sharedEngine.synthesize(SynthesisRequest(segments: plan.segments, rate: 175, pitch: 50, volume: 100)) {
+        for try await chunk in sharedEngine.synthesize(Utterance(segments: plan.segments, rate: 175, pitch: 50, volume: 100)) {
             words += chunk.words
         }
         let scalars = Array(text.unicodeScalars)

@@ -63,10 +63,9 @@ public final class SpeechService: SpeechControl, Service {
     // MARK: - SpeechControl
 
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
-        let (text, synthesis) = try await planner.plan(request)
         return SpeechItem(
             id: await coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
-            text: text, playsEarcon: request.kind == .screenChanged, synthesis: synthesis)
+            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request))
     }
 
     public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
@@ -100,13 +99,12 @@ public final class SpeechService: SpeechControl, Service {
     }
 
     public func pronounce(_ request: SpeechRequest) async throws -> String {
-        try await pronouncer.showIPA(try await planner.plan(request).synthesis.segments)
+        try await pronouncer.showIPA(try await planner.plan(request).segments)
     }
 
     public func render(_ request: SpeechRequest) async throws -> RenderedAudio {
-        let synthesis = try await planner.plan(request).synthesis
         var samples: [Int16] = []
-        for try await chunk in engine.synthesize(synthesis) {
+        for try await chunk in engine.synthesize(try await planner.plan(request)) {
             samples += chunk.samples
             // About 2 minutes of audio is the most one reply carries.
             if samples.count > engine.format.sampleRate * 120 {

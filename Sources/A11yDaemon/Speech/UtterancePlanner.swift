@@ -36,7 +36,7 @@ final class UtterancePlanner: Sendable {
         return "en"
     }
 
-    /// The text clients will see in events, and the segments and settings the engine gets.
+    /// The utterance: the text clients will see in events, the segments and settings the engine gets.
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
     /// The voice for a request's language, else the default one.
     func voice(for language: String?) async throws -> String {
@@ -50,26 +50,26 @@ final class UtterancePlanner: Sendable {
         }
     }
 
-    func plan(_ request: SpeechRequest) async throws -> (text: String, synthesis: SynthesisRequest) {
+    func plan(_ request: SpeechRequest) async throws -> Utterance {
         let language = request.language ?? defaultLanguage()
         let voice = try await self.voice(for: request.language)
         let lexicon = self.lexicon.lexicon
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
-        func synthesis(_ segments: [SpeechSegment]) -> SynthesisRequest {
-            SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        func utterance(_ text: String, _ segments: [SpeechSegment]) -> Utterance {
+            Utterance(text: text, segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
         }
         switch request.content {
         case .ssml(let ssml):
             // Translated by us into segments; never handed to eSpeak as markup.
             let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon)
-            return (plan.spokenText, synthesis(plan.segments))
+            return utterance(plan.spokenText, plan.segments)
         case .element(let element):
             let text = element.utterance(language: request.language ?? language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
-            return (text, synthesis(try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments))
+            return utterance(text, try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments)
         case .text(let text, let spans):
-            return (text, synthesis(try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon).segments))
+            return utterance(text, try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon).segments)
         }
     }
 }

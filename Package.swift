@@ -49,6 +49,18 @@ let package = Package(
             dependencies: ["A11yCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
 
+        // SSIP, speech-dispatcher's protocol: a second front end over the speech API.
+        .target(
+            name: "A11ySSIP",
+            dependencies: [
+                "A11yCore", "A11yProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         .target(
             name: "A11yDaemon",
             dependencies: [
@@ -102,6 +114,7 @@ let package = Package(
         ),
 
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
+        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),

@@ -123,10 +123,13 @@ public struct SpeechRequest: Sendable, Equatable {
     public var pitch: Double?
     /// 0...1, 1 is full volume; nil: the configured volume.
     public var volume: Double?
+    /// SSIP's priority (its rules replace the kind's on the queue); nil for other front ends.
+    public var messagePriority: MessagePriority?
 
     public init(
         _ content: Content, kind: NotificationKind = .announcement, priority: Priority? = nil, queued: Bool = false,
-        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil
+        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil,
+        messagePriority: MessagePriority? = nil
     ) {
         self.content = content
         self.kind = kind
@@ -136,6 +139,7 @@ public struct SpeechRequest: Sendable, Equatable {
         self.rate = rate
         self.pitch = pitch
         self.volume = volume
+        self.messagePriority = messagePriority
     }
 }
 

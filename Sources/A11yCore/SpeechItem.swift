@@ -28,6 +28,21 @@ public enum NotificationKind: String, Sendable, Hashable, CaseIterable, Codable 
     }
 }
 
+/// speech-dispatcher's five message priorities (SSIP `SET self PRIORITY`), for items posted over SSIP.
+/// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities").
+public enum MessagePriority: String, Sendable, Hashable, CaseIterable, Codable {
+    case important, message, text, notification, progress
+
+    /// Where such an item waits among VoiceOver's priorities.
+    public var queuePriority: Priority {
+        switch self {
+        case .important: .high
+        case .message, .text: .default
+        case .notification, .progress: .low
+        }
+    }
+}
+
 /// Identifies one accepted post for its whole life, in replies and events.
 public struct UtteranceID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UInt64
@@ -46,17 +61,24 @@ public struct SpeechItem: Sendable, Equatable {
     /// Play the screen-change earcon before speaking.
     public var playsEarcon: Bool
     public var utterance: Utterance
+    /// The client that posted it, for client-scoped controls (SSIP's `CANCEL self`); nil: nobody's.
+    public var owner: ClientID?
+    /// Set for SSIP items: the speech-dispatcher rules apply instead of the kind's (the item then
+    /// waits in arrival order at `messagePriority.queuePriority`).
+    public var messagePriority: MessagePriority?
 
     public init(
         id: UtteranceID, kind: NotificationKind, priority: Priority? = nil, queued: Bool = false,
-        playsEarcon: Bool = false, utterance: Utterance
+        playsEarcon: Bool = false, utterance: Utterance, owner: ClientID? = nil, messagePriority: MessagePriority? = nil
     ) {
         self.id = id
         self.kind = kind
-        self.priority = priority ?? kind.defaultPriority
-        self.queued = queued
+        self.priority = messagePriority?.queuePriority ?? priority ?? kind.defaultPriority
+        self.queued = messagePriority != nil || queued
         self.playsEarcon = playsEarcon
         self.utterance = utterance
+        self.owner = owner
+        self.messagePriority = messagePriority
     }
 
     /// The utterance as clients see it (for an element, the composed sentence).

@@ -49,6 +49,8 @@ public struct SpeechQueue: Sendable {
     public private(set) var pending: Deque<SpeechItem> = []
     /// Set by `pause` and cleared by `resume` or `stop`: while set nothing new starts.
     public private(set) var isPaused = false
+    /// Clients paused on their own (SSIP's `PAUSE self`): their items wait, others' go on.
+    public private(set) var heldClients: Set<ClientID> = []
     /// Most items allowed to wait at once; beyond it the lowest-priority oldest one is dropped.
     public var pendingLimit: Int
 
@@ -58,12 +60,14 @@ public struct SpeechQueue: Sendable {
 
     public var state: State {
         if isPaused { return .paused }
+        if case .paused = current?.phase { return .paused }
         return current == nil ? .idle : .speaking
     }
 
     // MARK: - Posting
 
     public mutating func post(_ item: SpeechItem) -> [Effect] {
+        if let priority = item.messagePriority { return post(item, as: priority) }
         var effects: [Effect] = []
 
         // A newer page-scroll position makes an older one moot, pending or speaking.
@@ -87,8 +91,64 @@ public struct SpeechQueue: Sendable {
 
     /// Whether `item`, arriving now, cuts off `speaking`.
     private func interrupts(_ item: SpeechItem, _ speaking: SpeechItem) -> Bool {
+        // SSIP promises that an `important` message is never interrupted, whoever posts.
+        if speaking.messagePriority == .important { return false }
         if item.kind == .pageScrolled && speaking.kind == .pageScrolled { return true }
         return !item.queued && speaking.priority <= item.priority
+    }
+
+    /// speech-dispatcher's rules for its five priorities (docs/semantics.md, "SSIP priorities").
+    /// SSIP items wait in arrival order at their VoiceOver priority (`queued`); these rules decide
+    /// what they cut, what they make moot, and when they are themselves thrown away.
+    private mutating func post(_ item: SpeechItem, as priority: MessagePriority) -> [Effect] {
+        var effects: [Effect] = []
+        let held = isPaused || isHeld(item)
+        switch priority {
+        case .important:
+            // Cuts anything but another important one; lower chatter is moot. The newest pending
+            // progress item is kept: the last of a series is always spoken.
+            effects += removePending(reason: .flushed) { $0.messagePriority == .notification }
+            effects += interruptCurrent { $0.messagePriority != .important }
+        case .message, .text:
+            // Neither cuts `important` nor `message`; both make waiting text and notifications moot
+            // (so text keeps only its newest) and cut a speaking one, or a low VoiceOver item.
+            let moot: Set<MessagePriority> = [.text, .notification]
+            effects += removePending(reason: .flushed) { $0.messagePriority.map(moot.contains) ?? false }
+            effects += interruptCurrent {
+                $0.messagePriority.map { moot.contains($0) || $0 == .progress } ?? ($0.priority < .default)
+            }
+        case .notification:
+            // Anything else, waiting or speaking, wins; a pause drops it.
+            let busy = pending.contains { $0.messagePriority != .notification }
+                || (current.map { $0.item.messagePriority != .notification } ?? false)
+            if held || busy {
+                return [finish(item, .dropped, message: held ? Self.droppedWhilePaused : "a notification gives way to any other speech")]
+            }
+            effects += removePending(reason: .flushed) { $0.messagePriority == .notification }
+            effects += interruptCurrent { $0.messagePriority == .notification }
+        case .progress:
+            // Never cuts another progress item: the newest one waits (replacing any older waiting
+            // one), so intermediate steps are dropped and the last is always spoken.
+            if held { return [finish(item, .dropped, message: Self.droppedWhilePaused)] }
+            effects += removePending(reason: .flushed) { $0.messagePriority == .notification || $0.messagePriority == .progress }
+            effects += interruptCurrent { $0.messagePriority == .notification }
+        }
+        effects += insert(item)
+        effects += startNextIfIdle()
+        return effects
+    }
+
+    private static let droppedWhilePaused = "notification and progress messages posted during a pause are dropped"
+
+    /// Cuts the speaking item if `shouldCut` says so (never a paused or already stopping one).
+    private mutating func interruptCurrent(if shouldCut: (SpeechItem) -> Bool) -> [Effect] {
+        guard let current, !isPaused, case .speaking = current.phase, shouldCut(current.item) else { return [] }
+        self.current?.phase = .stopping(.interrupted)
+        return [.cancelPlayback(current.item.id)]
+    }
+
+    private func isHeld(_ item: SpeechItem) -> Bool {
+        item.owner.map(heldClients.contains) ?? false
     }
 
     /// Queued items go behind everything of their priority or above; the others in front of
@@ -118,18 +178,50 @@ public struct SpeechQueue: Sendable {
 
     /// Returns whether the pause took effect (false when nothing was speaking).
     public mutating func pause(at boundary: PauseBoundary) -> (effective: Bool, effects: [Effect]) {
-        guard let current else { return (false, []) }
+        pause(.all, at: boundary)
+    }
+
+    /// `.all` holds the whole queue (false when nothing was speaking, and then nothing is held).
+    /// `.client` holds that client's items from now on, waiting or to come, and pauses the
+    /// speaking item if it is theirs; the others' items go on. Returns whether anything of the
+    /// client was speaking or waiting.
+    public mutating func pause(_ scope: ControlScope, at boundary: PauseBoundary) -> (effective: Bool, effects: [Effect]) {
+        switch scope {
+        case .all:
+            guard let current else { return (false, []) }
+            if let effects = pauseCurrent(at: boundary) {
+                isPaused = true
+                return (true, effects)
+            }
+            // Already paused (or pausing) for its client alone: now the whole queue holds too.
+            if !isPaused, current.phase == .paused || current.phase == .pausingAtWord {
+                isPaused = true
+                return (true, [])
+            }
+            return (false, [])
+        case .client(let client):
+            heldClients.insert(client)
+            var effects: [Effect] = []
+            if let current, current.item.owner == client {
+                effects = pauseCurrent(at: boundary) ?? []
+            }
+            let waiting = pending.contains { $0.owner == client }
+            return (!effects.isEmpty || waiting, effects)
+        }
+    }
+
+    /// Pauses the speaking item; nil when it is not speaking (already paused, pausing or stopping).
+    private mutating func pauseCurrent(at boundary: PauseBoundary) -> [Effect]? {
+        guard let current else { return nil }
         switch (current.phase, boundary) {
         case (.speaking, .immediate), (.pausingAtWord, .immediate):
             self.current?.phase = .paused
-            isPaused = true
-            return (true, [.pausePlayback(current.item.id, .immediate), .emit(.paused(current.item.id))])
+            return [.pausePlayback(current.item.id, .immediate), .emit(.paused(current.item.id))]
         case (.speaking, .word):
             self.current?.phase = .pausingAtWord
-            isPaused = true
-            return (true, [.pausePlayback(current.item.id, .word)])
+            return [.pausePlayback(current.item.id, .word)]
         case (.pausingAtWord, .word), (.paused, _), (.stopping, _):
-            return (false, [])
+            return nil
         }
     }
 
@@ -142,9 +234,23 @@ public struct SpeechQueue: Sendable {
 
     /// Returns whether there was anything to resume.
     public mutating func resume() -> (effective: Bool, effects: [Effect]) {
-        guard isPaused else { return (false, []) }
-        isPaused = false
-        guard let current else { return (true, startNextIfIdle()) }
+        resume(.all)
+    }
+
+    /// `.all` ends every pause, the queue's and each client's; `.client` ends that client's own.
+    /// Returns whether there was such a pause.
+    public mutating func resume(_ scope: ControlScope) -> (effective: Bool, effects: [Effect]) {
+        switch scope {
+        case .all:
+            guard isPaused || !heldClients.isEmpty else { return (false, []) }
+            isPaused = false
+            heldClients.removeAll()
+        case .client(let client):
+            guard heldClients.remove(client) != nil else { return (false, []) }
+            // Under a pause of everything, the client's speaking item stays paused.
+            guard !isPaused else { return (true, []) }
+        }
+        guard let current, !isHeld(current.item) else { return (true, startNextIfIdle()) }
         switch current.phase {
         case .paused:
             self.current?.phase = .speaking
@@ -161,9 +267,23 @@ public struct SpeechQueue: Sendable {
     /// Ends the current item and every pending one with `reason` (`.stopped` for a client's stop).
     /// Returns whether anything was stopped.
     public mutating func stop(reason: FinishReason = .stopped) -> (effective: Bool, effects: [Effect]) {
-        var effects = removePending(reason: reason) { _ in true }
-        isPaused = false
-        if let current {
+        stop(.all, reason: reason)
+    }
+
+    /// Ends what is speaking and waiting in scope with `reason`. `.all` also ends every pause;
+    /// a client's own pause outlives the cancel of its items (as in speech-dispatcher).
+    public mutating func stop(_ scope: ControlScope, reason: FinishReason = .stopped) -> (effective: Bool, effects: [Effect]) {
+        let inScope: (SpeechItem) -> Bool
+        switch scope {
+        case .all:
+            inScope = { _ in true }
+            isPaused = false
+            heldClients.removeAll()
+        case .client(let client):
+            inScope = { $0.owner == client }
+        }
+        var effects = removePending(reason: reason, where: inScope)
+        if let current, inScope(current.item) {
             if case .stopping = current.phase {
                 // Already being cut: the reason it was cut for stands.
             } else {
@@ -193,8 +313,9 @@ public struct SpeechQueue: Sendable {
             ending = finish(current.item, .error, message: "playback was cancelled unexpectedly")
         }
         if case .pausingAtWord = current.phase {
-            // It ended before reaching a word boundary: the pause now holds before the next item.
-            return [ending, .emit(.paused(id))]
+            // It ended before reaching a word boundary: the pause now holds before the next item
+            // (of its client only, when only its client was paused).
+            return [ending, .emit(.paused(id))] + startNextIfIdle()
         }
         return [ending] + startNextIfIdle()
     }
@@ -202,7 +323,8 @@ public struct SpeechQueue: Sendable {
     // MARK: - Helpers
 
     private mutating func startNextIfIdle() -> [Effect] {
-        guard current == nil, !isPaused, let next = pending.popFirst() else { return [] }
+        guard current == nil, !isPaused, let index = pending.firstIndex(where: { !isHeld($0) }) else { return [] }
+        let next = pending.remove(at: index)
         current = Current(item: next, phase: .speaking)
         return [.play(next), .emit(.started(next.id))]
     }

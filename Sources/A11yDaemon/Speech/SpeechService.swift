@@ -65,13 +65,19 @@ public final class SpeechService: SpeechControl, Service {
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
         return SpeechItem(
             id: await coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
-            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request))
+            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request),
+            messagePriority: request.messagePriority)
     }
 
     public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
         // Owners are known before the coordinator can emit anything about these items.
         fanOut.own(items.map(\.id), by: client)
-        guard await coordinator.post(items) else {
+        let owned = items.map { item in
+            var item = item
+            item.owner = client
+            return item
+        }
+        guard await coordinator.post(owned) else {
             fanOut.disown(items.map(\.id))
             return false
         }
@@ -79,15 +85,15 @@ public final class SpeechService: SpeechControl, Service {
     }
 
     public func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool {
-        await coordinator.pause(at: boundary)
+        await coordinator.pause(scope, at: boundary)
     }
 
     public func resume(_ scope: ControlScope) async -> Bool {
-        await coordinator.resume()
+        await coordinator.resume(scope)
     }
 
     public func stop(_ scope: ControlScope) async -> Bool {
-        await coordinator.stop()
+        await coordinator.stop(scope)
     }
 
     public func status() async -> SpeechStatus {

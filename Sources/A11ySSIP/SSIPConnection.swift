@@ -1,0 +1,70 @@
+import A11yCore
+
+/// Carries out one connection's session against the speech API: it feeds each line to the
+/// `SSIPSession`, performs the actions it returns, and hands replies to the router.
+struct SSIPConnection: Sendable {
+    let client: ClientID
+    let speech: any SpeechControl
+    let router: SSIPRouter
+
+    /// Handles one line. Returns false once the connection is to close (QUIT).
+    func handle(_ frame: SSIPFrame, session: inout SSIPSession) async -> Bool {
+        for change in await router.takeChanges(for: client) { session.apply(change) }
+        await router.beginAnswer(client)
+        var actions = session.receive(frame)
+        var keepOpen = true
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            let next: [SSIPSession.Action]
+            switch action {
+            case .reply(let reply):
+                await router.send(reply, to: client)
+                next = []
+            case .speak(let request, let notifications):
+                next = await speak(request, notifications: notifications, session: &session)
+            case .control(let control, let scope, let reply):
+                switch control {
+                case .stop, .cancel: _ = await speech.stop(scope)
+                // Immediate: silent within milliseconds, where speech-dispatcher waits for an index mark.
+                case .pause: _ = await speech.pause(scope, at: .immediate)
+                case .resume: _ = await speech.resume(scope)
+                }
+                await router.send(reply, to: client)
+                next = []
+            case .changeOthers(let change, let scope):
+                let found = await router.change(change, for: scope, from: client)
+                next = session.changedOthers(change, found: found)
+            case .findSynthesisVoice(let name, let target):
+                let voice = await speech.voices().first { $0.name == name || $0.identifier == name }
+                next = session.synthesisVoiceFound(name: name, language: voice?.languages.first ?? voice?.identifier, target: target)
+            case .listSynthesisVoices(let language, let variant):
+                next = session.listed(await speech.voices(), language: language, variant: variant)
+            case .close:
+                keepOpen = false
+                next = []
+            }
+            actions = next + actions
+        }
+        await router.endAnswer(client)
+        return keepOpen
+    }
+
+    /// Prepares and queues a message; its events go to this client from the first one on.
+    private func speak(
+        _ request: SpeechRequest, notifications: SSIPNotifications, session: inout SSIPSession
+    ) async -> [SSIPSession.Action] {
+        var item: SpeechItem
+        do {
+            item = try await speech.prepare(request)
+        } catch {
+            return session.failed((error as? SpeechError) ?? SpeechError(.internal, "\(error)"))
+        }
+        item.owner = client
+        await router.expect(item.id, notifications: notifications, by: client)
+        guard await speech.post([item], from: client) else {
+            await router.forget(item.id, by: client)
+            return session.failed(SpeechError(.shuttingDown, "a11yd is shutting down"))
+        }
+        return session.queued(item.id)
+    }
+}

@@ -1,0 +1,29 @@
+import A11yCore
+
+/// Turns the speech API's events into SSIP's 700–705 notifications, for clients that asked for them.
+public enum SSIPEvents {
+    /// The notification for `event` of a message of `client`, or nil when the client did not ask for
+    /// that kind (when the message was sent) or SSIP has none (word events).
+    public static func reply(
+        for event: SpeechEvent, client: ClientID, notifications: SSIPNotifications
+    ) -> SSIPReply? {
+        let head = [String(event.utterance.rawValue), String(client.rawValue)]
+        switch event {
+        case .started:
+            return notifications.contains(.begin) ? SSIPReply(701, "BEGIN", lines: head) : nil
+        case .mark(_, let name):
+            return notifications.contains(.indexMarks) ? SSIPReply(700, "INDEX MARK", lines: head + [name]) : nil
+        case .paused:
+            return notifications.contains(.pause) ? SSIPReply(704, "PAUSED", lines: head) : nil
+        case .resumed:
+            return notifications.contains(.resume) ? SSIPReply(705, "RESUMED", lines: head) : nil
+        case .finished(_, _, .spoken, _):
+            return notifications.contains(.end) ? SSIPReply(702, "END", lines: head) : nil
+        case .finished:
+            // Interrupted, made moot, dropped, stopped or failed: SSIP knows only "canceled".
+            return notifications.contains(.cancel) ? SSIPReply(703, "CANCELED", lines: head) : nil
+        case .word:
+            return nil
+        }
+    }
+}

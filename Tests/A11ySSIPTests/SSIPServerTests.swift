@@ -1,0 +1,279 @@
+import A11yCore
+import A11yProtocol
+@testable import A11ySSIP
+import A11yTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// The listener over a real Unix socket, against a fake speech API: raw SSIP, then the real clients
+/// (`spd-say` and python3-speechd, from Debian's packages). No speech-dispatcher is ever started.
+@Suite(.serialized) struct SSIPServerTests {
+    /// A server on a fresh private socket, stopped at the end of `body`.
+    func withServer(
+        speech: FakeSpeech = FakeSpeech(), configuration: SSIPServer.Configuration = .init(),
+        _ body: (_ path: String, _ speech: FakeSpeech, _ folder: String) async throws -> Void
+    ) async throws {
+        let folder = NSTemporaryDirectory() + "a11y-ssip-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let path = folder + "/speech-dispatcher/speechd.sock"
+        let server = SSIPServer(listener: .path(path), speech: speech, configuration: configuration, logger: Logger(label: "test"))
+        let running = Task { try await server.run() }
+        defer {
+            running.cancel()
+            speech.shutDown()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        try await waitUntil("the SSIP socket accepts") { SocketProbe.accepts(path: path) }
+        try await body(path, speech, folder)
+    }
+
+    func waitUntil(_ what: String, timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting until \(what)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Environment for a real SSIP client: our socket, and no way to start a real speech-dispatcher.
+    func clientEnvironment(path: String, folder: String) throws -> [String: String] {
+        let config = folder + "/config/speech-dispatcher"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "DisableAutoSpawn\n".write(toFile: config + "/speechd.conf", atomically: true, encoding: .utf8)
+        return [
+            "SPEECHD_ADDRESS": "unix_socket:\(path)", "SPEECHD_CMD": "/bin/false", "HOME": folder,
+            "XDG_CONFIG_HOME": folder + "/config", "XDG_RUNTIME_DIR": folder, "PATH": "/usr/bin:/bin",
+        ]
+    }
+
+    // MARK: - Raw SSIP
+
+    @Test func aConversationOverTheSocket() async throws {
+        try await withServer { path, speech, _ in
+            let client = try RawSSIPClient(path: path)
+            #expect(try client.exchange("SET self CLIENT_NAME joe:test:main") == "208 OK CLIENT NAME SET\r\n")
+            let id = try client.exchange("HISTORY GET CLIENT_ID")
+            #expect(id.hasPrefix("245-") && id.hasSuffix("245 OK CLIENT ID SENT\r\n"))
+            #expect(try client.exchange("SET self NOTIFICATION all on") == "220 OK NOTIFICATION SET\r\n")
+            #expect(try client.exchange("SET self SSML_MODE on") == "219 OK SSML MODE SET\r\n")
+            #expect(try client.exchange("SPEAK") == "230 OK RECEIVING DATA\r\n")
+            let queued = try client.exchange("<speak>un <mark name=\"m1\"/>deux</speak>\r\n.")
+            #expect(queued.hasPrefix("225-") && queued.hasSuffix("225 OK MESSAGE QUEUED\r\n"))
+            // (A Swift Character "\r\n" is one grapheme: cut at newlines, not at "\r".)
+            let message = queued.dropFirst(4).prefix { !$0.isNewline }
+            let clientID = id.dropFirst(4).prefix { !$0.isNewline }
+            // Then the events, each whole.
+            let events = try [client.readReply(), client.readReply(), client.readReply()]
+            #expect(events == [
+                "701-\(message)\r\n701-\(clientID)\r\n701 BEGIN\r\n",
+                "700-\(message)\r\n700-\(clientID)\r\n700-m1\r\n700 INDEX MARK\r\n",
+                "702-\(message)\r\n702-\(clientID)\r\n702 END\r\n",
+            ])
+            #expect(speech.posted.first?.request.content == .ssml("<speak>un <mark name=\"m1\"/>deux</speak>"))
+            #expect(try client.exchange("QUIT") == "231 HAPPY HACKING\r\n")
+            #expect(try client.readToEnd() == "", "closed after QUIT")
+        }
+    }
+
+    @Test func cancelSelfCutsOnlyThisClientAndReportsCanceledBeforeItsReply() async throws {
+        try await withServer(speech: FakeSpeech(eventDelay: .zero, holds: true)) { path, speech, _ in
+            let orca = try RawSSIPClient(path: path)
+            let other = try RawSSIPClient(path: path)
+            _ = try orca.exchange("SET self NOTIFICATION cancel on")
+            _ = try orca.exchange("SPEAK")
+            _ = try orca.exchange("mine\r\n.")
+            _ = try other.exchange("SPEAK")
+            _ = try other.exchange("theirs\r\n.")
+            let idReply = try orca.exchange("HISTORY GET CLIENT_ID")
+            let orcaID = try #require(UInt64(idReply.dropFirst(4).prefix { !$0.isNewline }), "\(idReply)")
+            let reply = try orca.exchange("CANCEL self")
+            // The 703 waits for the reply: never between a command and its reply.
+            #expect(reply == "213 OK CANCELED\r\n")
+            #expect(try orca.readReply().hasSuffix("703 CANCELED\r\n"))
+            #expect(speech.controls == [FakeSpeech.Control(name: "stop", scope: .client(ClientID(rawValue: orcaID)))])
+        }
+    }
+
+    @Test func garbageOverlongLinesAndVanishingClientsAreAnsweredNotCrashedOn() async throws {
+        var configuration = SSIPServer.Configuration()
+        configuration.maximumLineLength = 1000
+        try await withServer(configuration: configuration) { path, speech, _ in
+            let client = try RawSSIPClient(path: path)
+            #expect(try client.exchange("\u{1}\u{2}garbage") == "500 ERR INVALID COMMAND\r\n")
+            #expect(try client.exchange(String(repeating: "x", count: 5000)) == "500 ERR INVALID COMMAND\r\n")
+            #expect(try client.exchange("SPEAK") == "230 OK RECEIVING DATA\r\n")
+            try client.send(String(repeating: "y", count: 5000) + "\r\n")
+            #expect(try client.exchange(".") == "417 ERR MESSAGE TOO LONG\r\n")
+            #expect(try client.exchange("HELP").hasSuffix("248 OK HELP SENT\r\n"), "still in conversation")
+            // A client that goes away in the middle of a message: nothing is queued, nothing breaks.
+            let vanishing = try RawSSIPClient(path: path)
+            _ = try vanishing.exchange("SPEAK")
+            try vanishing.send("half a mess")
+            vanishing.close()
+            let later = try RawSSIPClient(path: path)
+            #expect(try later.exchange("GET RATE") == "251-0\r\n251 OK GET RETURNED\r\n")
+            #expect(speech.posted.isEmpty)
+        }
+    }
+
+    @Test func setAllReachesTheOtherConnectionsAndAnUnknownIDIsRefused() async throws {
+        try await withServer { path, _, _ in
+            let one = try RawSSIPClient(path: path)
+            let two = try RawSSIPClient(path: path)
+            #expect(try two.exchange("GET RATE") == "251-0\r\n251 OK GET RETURNED\r\n")
+            #expect(try one.exchange("SET all RATE 40") == "203 OK RATE SET\r\n")
+            #expect(try two.exchange("GET RATE") == "251-40\r\n251 OK GET RETURNED\r\n")
+            #expect(try one.exchange("SET 999999 RATE 10") == "303 ERR COULDNT SET RATE\r\n")
+        }
+    }
+
+    @Test func aLiveSocketIsLeftAloneAndAStaleOneReplaced() async throws {
+        let folder = NSTemporaryDirectory() + "a11y-ssip-live-\(getpid())"
+        let path = folder + "/speechd.sock"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A stand-in for a running speech-dispatcher.
+        let other = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(other) }
+        let address = try #require(UnixSocketAddress(path: path))
+        #expect(address.withSockaddr { bind(other, $0, $1) } == 0)
+        #expect(listen(other, 8) == 0)
+        #expect(try SSIPSocketFile.prepare(path: path) == false)
+        #expect(FileManager.default.fileExists(atPath: path), "never unlinked")
+        let speech = FakeSpeech()
+        let server = SSIPServer(listener: .path(path), speech: speech, logger: Logger(label: "test"))
+        let running = Task { try await server.run() }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(FileManager.default.fileExists(atPath: path))
+        running.cancel()
+        speech.shutDown()
+        _ = try? await running.value
+        // Once the other server is gone its file is stale: replaced.
+        close(other)
+        #expect(try SSIPSocketFile.prepare(path: path) == true)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    // MARK: - Real clients
+
+    @Test func spdSayIsQueuedAndWaitsForTheEnd() async throws {
+        try await withServer { path, speech, folder in
+            let environment = try clientEnvironment(path: path, folder: folder)
+            let result = try await run("/usr/bin/spd-say", ["-w", "bonjour"], environment: environment, timeout: .seconds(20))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(speech.posted.map(\.request.content) == [.text("bonjour", spans: [])])
+            let important = try await run("/usr/bin/spd-say", ["-P", "important", "attention"], environment: environment, timeout: .seconds(20))
+            #expect(important.status == 0)
+            try await waitUntil("spd-say's second message arrives") { speech.posted.count == 2 }
+            #expect(speech.posted.last?.request.messagePriority == .important)
+            #expect(try await run("/usr/bin/spd-say", ["-C"], environment: environment).status == 0)
+            #expect(try await run("/usr/bin/spd-say", ["-S"], environment: environment).status == 0)
+            try await waitUntil("spd-say -C and -S arrive") { speech.controls.count == 2 }
+            #expect(speech.controls.map(\.name) == ["stop", "stop"])
+            #expect(speech.controls.map(\.scope) == [.all, .all])
+        }
+    }
+
+    @Test func python3SpeechdSpeaksWithCallbacksAndListsVoices() async throws {
+        try await withServer { path, speech, folder in
+            let environment = try clientEnvironment(path: path, folder: folder)
+            let script = """
+                import speechd, threading
+                c = speechd.SSIPClient('a11yd-test', autospawn=False)
+                events = []
+                done = threading.Event()
+                def callback(kind, index_mark=None):
+                    events.append(kind if index_mark is None else kind + ':' + index_mark)
+                    if kind == speechd.CallbackType.END:
+                        done.set()
+                c.set_data_mode(speechd.DataMode.SSML)
+                c.set_priority(speechd.Priority.MESSAGE)
+                c.set_language('fr')
+                c.set_rate(50)
+                c.speak('<speak>un <mark name="0:2"/>deux</speak>', callback=callback)
+                done.wait(5)
+                print('EVENTS', ' '.join(events))
+                print('VOICES', ' | '.join('/'.join(v) for v in c.list_synthesis_voices()))
+                print('FRENCH', c._conn.send_command('LIST', 'SYNTHESIS_VOICES', 'fr')[2])
+                c.pause(); c.resume(); c.cancel()
+                c.close()
+                """
+            let result = try await run("/usr/bin/python3", ["-c", script], environment: environment, timeout: .seconds(30))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("EVENTS begin index_marks:0:2 end"), "\(result.stdout)")
+            #expect(result.stdout.contains("VOICES French (France)/fr-fr/none | English (America)/en-us/none | German/de/none"))
+            #expect(result.stdout.contains("FRENCH ('French (France)\\tfr-fr\\tnone',)\n"), "\(result.stdout)")
+            let request = try #require(speech.posted.first?.request)
+            #expect(request.language == "fr" && request.rate == 0.75 && request.messagePriority == .message)
+            #expect(speech.controls.map(\.name) == ["pause", "resume", "stop"])
+        }
+    }
+}
+
+/// A blocking SSIP client over a Unix socket, with a receive timeout so that a test cannot hang.
+final class RawSSIPClient {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard let address = UnixSocketAddress(path: path),
+            address.withSockaddr({ connect(descriptor, $0, $1) }) == 0
+        else { throw TestFailure("cannot connect to \(path)") }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close() }
+
+    func close() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw TestFailure("write failed") }
+    }
+
+    /// Sends `line` with CRLF and reads one whole reply.
+    func exchange(_ line: String) throws -> String {
+        try send(line + "\r\n")
+        return try readReply()
+    }
+
+    /// One reply: lines up to the one whose fourth character is a space.
+    func readReply() throws -> String {
+        var reply = ""
+        while true {
+            let line = try readLine()
+            reply += line
+            let characters = Array(line.utf8)
+            if characters.count >= 4, characters[3] == UInt8(ascii: " ") { return reply }
+        }
+    }
+
+    /// Whatever comes until the server closes.
+    func readToEnd() throws -> String {
+        var rest = buffer
+        buffer = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count <= 0 { break }
+            rest += chunk[0..<count]
+        }
+        return String(decoding: rest, as: UTF8.self)
+    }
+
+    private func readLine() throws -> String {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[...end]
+                buffer.removeFirst(end + 1)
+                return String(decoding: line, as: UTF8.self)
+            }
+            let count = read(descriptor, &chunk, chunk.count)
+            guard count > 0 else { throw TestFailure("the server closed or did not answer in 5 s") }
+            buffer += chunk[0..<count]
+        }
+    }
+}

@@ -137,8 +137,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
             }
             // No reading while a flush's read index is awaited: the old segment no longer applies.
-            let time = stream?.isUpdatingTiming == false ? stream?.playbackTime() : nil
-            let played = t.played(streamMicroseconds: time)
+            let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
+            let played = t.played(atStreamFrame: position)
             track = t
             return PlaybackProgress(
                 playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,

@@ -236,11 +236,21 @@ final class PlaybackStream {
         done?(frame)
     }
 
-    /// The stream time (µs of audio played, interpolated), as libpulse reports it, or `nil`.
-    /// Not trusted: see `StreamSegment`.
-    func playbackTime() -> UInt64? {
+    /// Where the server is playing the stream, in frames, or `nil` when there is no reading.
+    ///
+    /// Normally libpulse's interpolated clock. That clock can wrap below zero after quick
+    /// cork/uncork cycles (its smoother), and it never goes back, so it then stays impossible for
+    /// the stream's life: the read index of the last timing update (refreshed automatically) is
+    /// used instead, so that positions still move.
+    func playbackFrame() -> Int64? {
         guard isReady else { return nil }
         var usec: pa_usec_t = 0
-        return pa_stream_get_time(handle, &usec) == 0 ? usec : nil
+        if pa_stream_get_time(handle, &usec) == 0,
+            let frame = StreamClock.frames(microseconds: usec, sampleRate: format.sampleRate)
+        {
+            return frame
+        }
+        guard let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0 else { return nil }
+        return StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
     }
 }

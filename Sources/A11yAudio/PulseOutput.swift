@@ -1,5 +1,4 @@
 import A11yCore
-import CPulse
 import Logging
 
 /// `AudioOutput` on PulseAudio's asynchronous API: a `ServerConnection`, a `PlaybackStream` on it
@@ -38,7 +37,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
         connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }
         if !mainloop.start() {
-            logger.error("pa_threaded_mainloop_start failed; audio output disabled")
+            logger.error("cannot start the libpulse event thread; audio output disabled")
         }
         mainloop.withLock { connection.connect() }
     }
@@ -137,8 +136,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
             }
             // No reading while a flush's read index is awaited: the old segment no longer applies.
-            let time = stream?.isUpdatingTiming == false ? stream?.playbackTime() : nil
-            let played = t.played(streamMicroseconds: time)
+            let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
+            let played = t.played(atStreamFrame: position)
             track = t
             return PlaybackProgress(
                 playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
@@ -264,7 +263,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                     try stream.write(t.samples, frames: t.writtenFrames..<t.writtenFrames + frames)
                     t.writtenFrames += frames
                 } catch {
-                    logger.warning("pa_stream_write failed: \(error)")
+                    logger.warning("writing to the playback stream failed: \(error)")
                 }
             }
         }

@@ -7,11 +7,6 @@ struct StreamSegment: Equatable {
     var trackFrame: Int
     var streamFrame: Int64
 
-    /// The track frame at stream time `microseconds` (what `pa_stream_get_time` reports).
-    func trackFrame(atMicroseconds microseconds: UInt64, sampleRate: Int) -> Int? {
-        StreamClock.frames(microseconds: microseconds, sampleRate: sampleRate).flatMap(trackFrame(atStreamFrame:))
-    }
-
     /// The track frame at stream frame `frame`.
     func trackFrame(atStreamFrame frame: Int64) -> Int? {
         guard frame >= streamFrame else { return nil }

@@ -100,13 +100,11 @@ struct Track {
         lastPlayed = max(lastPlayed, drainedThrough)
     }
 
-    /// Frames played, given the stream's clock (`nil`: no reading). Never goes backwards, never
-    /// past what was written; at the stop point once finished.
-    mutating func played(streamMicroseconds: UInt64?) -> Int {
+    /// Frames played, given where the stream is playing (`nil`: no reading). Never goes
+    /// backwards, never past what was written; at the stop point once finished.
+    mutating func played(atStreamFrame streamFrame: Int64?) -> Int {
         var played = max(lastPlayed, drainedThrough)
-        if let streamMicroseconds, let segment,
-            let f = segment.trackFrame(atMicroseconds: streamMicroseconds, sampleRate: format.sampleRate)
-        {
+        if let streamFrame, let segment, let f = segment.trackFrame(atStreamFrame: streamFrame) {
             played = max(played, min(f, writtenFrames))
         }
         if isFinished, let stop = stopPoint { played = max(played, stop) }

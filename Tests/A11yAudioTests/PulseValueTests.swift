@@ -26,18 +26,19 @@ import Testing
         var track = Track(format: .init(sampleRate: 22_050))
         track.append([Int16](repeating: 1, count: 1_000))
         track.writtenFrames = 800
-        track.starts(atStreamFrame: .max - 10)
-        // A wrapped or absurd clock reading is no reading: the position stays where it was.
-        #expect(track.played(streamMicroseconds: .max) == 0)
-        #expect(track.played(streamMicroseconds: UInt64(Int64.max)) == 0)
+        track.starts(atStreamFrame: .min)
+        // A stream position further from the segment than an Int64 counts: the position stays.
+        #expect(track.played(atStreamFrame: .max) == 0)
+        #expect(track.played(atStreamFrame: nil) == 0)
         // A read index before the segment is no position: writing restarts from what is known played.
-        track.rewound(toStreamFrame: .min)
+        track.starts(atStreamFrame: 100)
+        track.rewound(toStreamFrame: 99)
         #expect(track.writtenFrames == 0)
         track.writtenFrames = 800
         track.starts(atStreamFrame: 0)
-        #expect(track.played(streamMicroseconds: 1_000_000) == 800, "clamped to what was written")
+        #expect(track.played(atStreamFrame: 22_050) == 800, "clamped to what was written")
         track.rewound(toStreamFrame: nil)
         #expect(!track.knowsPosition)
-        #expect(track.played(streamMicroseconds: 0) == 800, "never backwards")
+        #expect(track.played(atStreamFrame: 0) == 800, "never backwards")
     }
 }

@@ -4,6 +4,7 @@ import Testing
 /// Values from libpulse are never trusted to fit: every extreme gives a position or "no reading",
 /// never a trap.
 @Suite struct StreamClockTests {
+    // As the output composes them: the stream clock in frames, then the track frame there.
     let segment = StreamSegment(trackFrame: 1_000, streamFrame: 5_000)
 
     @Test func ordinaryTimesMapToTrackFrames() {
@@ -55,5 +56,11 @@ import Testing
         #expect(StreamClock.frames(bytes: .min, frameSize: 2) == nil)
         #expect(StreamClock.frames(bytes: 100, frameSize: 0) == nil)
         #expect(StreamClock.frames(bytes: 100, frameSize: -2) == nil)
+    }
+}
+
+extension StreamSegment {
+    fileprivate func trackFrame(atMicroseconds microseconds: UInt64, sampleRate: Int) -> Int? {
+        StreamClock.frames(microseconds: microseconds, sampleRate: sampleRate).flatMap(trackFrame(atStreamFrame:))
     }
 }

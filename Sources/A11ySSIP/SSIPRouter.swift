@@ -6,11 +6,23 @@ import A11yCore
 /// While a connection's command is being answered its events wait, so that no event ever falls
 /// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). An
 /// outbox the client does not drain is bounded: past `outboxLimit` replies the connection is closed.
+///
+/// `701 BEGIN` goes out when the message is first heard (its first word or mark, else just before
+/// its `702 END` or `704 PAUSED`), not when a11yd starts synthesising it: that is what BEGIN means
+/// to speech-dispatcher's clients, and a BEGIN sent within a millisecond of `225` reaches
+/// python3-speechd before it has registered the message's callback (its own TODO says so).
 actor SSIPRouter {
+    private struct Message {
+        /// The events the client asked for when it sent the message.
+        var notifications: SSIPNotifications
+        var started = false
+        var begun = false
+    }
+
     private struct Connection {
         var outbox: AsyncStream<SSIPReply>.Continuation
-        /// The events each of its messages asked for, until the message's last event.
-        var messages: [UtteranceID: SSIPNotifications] = [:]
+        /// Each message until its last event.
+        var messages: [UtteranceID: Message] = [:]
         var isAnswering = false
         var heldEvents: [SSIPReply] = []
         /// Changes other connections made, applied before its next line.
@@ -55,7 +67,7 @@ actor SSIPRouter {
 
     /// A message the client is about to queue, with the events it wants for it.
     func expect(_ id: UtteranceID, notifications: SSIPNotifications, by client: ClientID) {
-        connections[client]?.messages[id] = notifications
+        connections[client]?.messages[id] = Message(notifications: notifications)
     }
 
     func forget(_ id: UtteranceID, by client: ClientID) {
@@ -65,12 +77,28 @@ actor SSIPRouter {
     func route(_ delivery: ClientEvent) {
         let client = delivery.owner
         let id = delivery.event.utterance
-        guard var connection = connections[client], let notifications = connection.messages[id] else { return }
-        if case .finished = delivery.event { connection.messages[id] = nil }
-        let reply = SSIPEvents.reply(for: delivery.event, client: client, notifications: notifications)
-        if let reply, connection.isAnswering { connection.heldEvents.append(reply) }
+        guard var connection = connections[client], var message = connection.messages[id] else { return }
+        var replies: [SSIPReply] = []
+        switch delivery.event {
+        case .started:
+            message.started = true
+        case .word, .mark, .paused, .finished(_, _, .spoken, _):
+            if message.started && !message.begun {
+                message.begun = true
+                replies += [SSIPEvents.begin(id, client: client, notifications: message.notifications)].compactMap { $0 }
+            }
+            replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
+        case .resumed, .finished:
+            replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
+        }
+        if case .finished = delivery.event {
+            connection.messages[id] = nil
+        } else {
+            connection.messages[id] = message
+        }
+        if connection.isAnswering { connection.heldEvents += replies }
         connections[client] = connection
-        if let reply, !connection.isAnswering { send(reply, to: client) }
+        if !connection.isAnswering { for reply in replies { send(reply, to: client) } }
     }
 
     /// Hands a settings change to other connections: every other one for `.all`, else the one

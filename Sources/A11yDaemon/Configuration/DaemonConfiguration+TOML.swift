@@ -80,7 +80,13 @@ extension DaemonConfiguration {
                 configuration.allowedUIDs = allowed
             }
         }
-        let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon"].contains($0) }
+        try reader.section(table, "ssip", known: ["enabled", "socket"]) { ssip in
+            if let on = try reader.bool(ssip, "ssip", "enabled") { configuration.ssipEnabled = on }
+            if let socket = try reader.string(ssip, "ssip", "socket") {
+                configuration.ssipSocketPath = socket.isEmpty ? nil : socket
+            }
+        }
+        let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon", "ssip"].contains($0) }
         if let first = unknown.first {
             throw ConfigurationError.unknownName(path: path, "unknown section '\(first)'")
         }

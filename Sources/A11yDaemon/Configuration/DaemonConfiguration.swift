@@ -27,6 +27,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var autospawn: Bool = true
     /// Exit after this many seconds with no client and nothing to say; 0 never exits.
     public var idleExitSeconds: Int = 0
+    /// Serve speech-dispatcher's protocol (SSIP) too, for Orca, spd-say and every libspeechd client.
+    public var ssipEnabled: Bool = true
+    /// The SSIP socket; nil means `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`.
+    public var ssipSocketPath: String? = nil
     /// Users besides the daemon's own (and root) whose clients are served; everyone else is refused.
     public var allowedUIDs: [UInt32] = []
 
@@ -45,6 +49,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("daemon.socket", socketPath ?? "(default)"),
             ("daemon.autospawn", String(autospawn)),
             ("daemon.idle_exit_seconds", String(idleExitSeconds)),
+            ("ssip.enabled", String(ssipEnabled)),
+            ("ssip.socket", ssipSocketPath ?? "(default)"),
             ("daemon.allowed_uids", allowedUIDs.map(String.init).joined(separator: ",")),
         ]
     }

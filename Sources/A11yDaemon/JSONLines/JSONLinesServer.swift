@@ -58,14 +58,10 @@ public final class JSONLinesServer: Service, Sendable {
         let peers = peers
         let logger = logger
         let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> = { channel in
-            PeerCredentials.of(channel).flatMapThrowing { peer in
-                // Whatever the socket's mode, another user's client is not served.
-                guard peers.admits(peer) else {
-                    logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-                    // A child whose initializer fails is not closed for us.
-                    channel.close(promise: nil)
-                    throw PeerRefused(reason: "uid \(peer.uid) is not allowed")
-                }
+            // Whatever the socket's mode, another user's client is not served.
+            peers.admit(channel) { peer in
+                logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            }.flatMapThrowing {
                 try channel.pipeline.syncOperations.addHandlers(
                     ByteToMessageHandler(LineFrameDecoder()),
                     MessageToByteHandler(JSONLineEncoder<ServerMessage>()))

@@ -6,22 +6,31 @@ import A11yCore
 /// While a connection's command is being answered its events wait, so that no event ever falls
 /// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). An
 /// outbox the client does not drain is bounded: past `outboxLimit` replies the connection is closed.
+///
+/// After the reply that queued a message, its events wait `eventGrace` more: python3-speechd (and so
+/// Orca) registers a message's callback only once it has read that reply, on another thread than the
+/// one reading events, and a11yd begins speaking within a millisecond or two; without the grace,
+/// `701 BEGIN` is often lost (seen in one run of three).
 actor SSIPRouter {
     private struct Connection {
         var outbox: AsyncStream<SSIPReply>.Continuation
         /// The events each of its messages asked for, until the message's last event.
         var messages: [UtteranceID: SSIPNotifications] = [:]
         var isAnswering = false
+        /// Events wait until this instant (the grace after a message was queued).
+        var holdsUntil: ContinuousClock.Instant?
         var heldEvents: [SSIPReply] = []
         /// Changes other connections made, applied before its next line.
         var changes: [SSIPSettingChange] = []
     }
 
     private let outboxLimit: Int
+    private let eventGrace: Duration
     private var connections: [ClientID: Connection] = [:]
 
-    init(outboxLimit: Int) {
+    init(outboxLimit: Int, eventGrace: Duration) {
         self.outboxLimit = outboxLimit
+        self.eventGrace = eventGrace
     }
 
     var connectionCount: Int { connections.count }
@@ -43,10 +52,30 @@ actor SSIPRouter {
         connections[client]?.isAnswering = true
     }
 
-    /// The reply is written: the events that waited for it follow.
-    func endAnswer(_ client: ClientID) {
-        guard var connection = connections[client] else { return }
-        connection.isAnswering = false
+    /// The reply is written: the events that waited for it follow, after the grace if it queued
+    /// a message.
+    func endAnswer(_ client: ClientID, queuedMessage: Bool) {
+        connections[client]?.isAnswering = false
+        if queuedMessage, eventGrace > .zero {
+            connections[client]?.holdsUntil = .now + eventGrace
+            let grace = eventGrace
+            Task {
+                try? await Task.sleep(for: grace)
+                self.endGrace(client)
+            }
+        }
+        releaseIfDue(client)
+    }
+
+    private func endGrace(_ client: ClientID) {
+        guard let until = connections[client]?.holdsUntil, until <= .now else { return }
+        connections[client]?.holdsUntil = nil
+        releaseIfDue(client)
+    }
+
+    /// Sends the held events, in order, unless something still holds them.
+    private func releaseIfDue(_ client: ClientID) {
+        guard var connection = connections[client], !connection.isAnswering, connection.holdsUntil == nil else { return }
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection
@@ -68,9 +97,10 @@ actor SSIPRouter {
         guard var connection = connections[client], let notifications = connection.messages[id] else { return }
         if case .finished = delivery.event { connection.messages[id] = nil }
         let reply = SSIPEvents.reply(for: delivery.event, client: client, notifications: notifications)
-        if let reply, connection.isAnswering { connection.heldEvents.append(reply) }
+        let holding = connection.isAnswering || connection.holdsUntil != nil
+        if let reply, holding { connection.heldEvents.append(reply) }
         connections[client] = connection
-        if let reply, !connection.isAnswering { send(reply, to: client) }
+        if let reply, !holding { send(reply, to: client) }
     }
 
     /// Hands a settings change to other connections: every other one for `.all`, else the one

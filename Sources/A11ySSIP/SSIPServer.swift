@@ -29,6 +29,8 @@ public final class SSIPServer: Service, Sendable {
         public var maximumMessageBytes = 1024 * 1024
         /// Most replies and events waiting for a client that does not read; past it, it is cut off.
         public var outboxLimit = 4096
+        /// How long a message's events wait after the reply that queued it (SSIPRouter says why).
+        public var eventGrace: Duration = .milliseconds(5)
         /// What `GET LANGUAGE` says before a client sets one.
         public var defaultLanguage = "en"
 
@@ -50,7 +52,7 @@ public final class SSIPServer: Service, Sendable {
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
         self.events = speech.events()
-        self.router = SSIPRouter(outboxLimit: configuration.outboxLimit)
+        self.router = SSIPRouter(outboxLimit: configuration.outboxLimit, eventGrace: configuration.eventGrace)
         self.logger = logger
     }
 

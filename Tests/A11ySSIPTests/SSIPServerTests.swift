@@ -174,8 +174,8 @@ import Testing
         }
     }
 
-    @Test func python3SpeechdSpeaksWithCallbacksAndListsVoices() async throws {
-        try await withServer { path, speech, folder in
+    @Test(arguments: [0, 20]) func python3SpeechdSpeaksWithCallbacksAndListsVoices(delay: Int) async throws {
+        try await withServer(speech: FakeSpeech(eventDelay: .milliseconds(delay))) { path, speech, folder in
             let environment = try clientEnvironment(path: path, folder: folder)
             let script = """
                 import speechd, threading

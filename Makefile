@@ -32,7 +32,8 @@ run: build
 # Every test: unit tests of the core with fakes, then the engine, the audio output and the
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
 # Serially: the audio tests measure silences in milliseconds and must not fight for the CPU.
-test: deps
+test:
+	scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
 

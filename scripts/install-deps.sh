@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a11yd needs to build, run and test (through sudo when not root).
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds the incumbents measured by `make bench`)
+# Usage: scripts/install-deps.sh [--test] [--bench]
+#   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb);
+#   --bench adds the incumbents measured by `make bench`.
 set -euo pipefail
 packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd)
-if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind)
-fi
+for option in "$@"; do
+    case "$option" in
+        --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
+                          python3-gi gir1.2-gtk-3.0 util-linux) ;;
+        --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind) ;;
+        *) echo "unknown option $option" >&2; exit 2 ;;
+    esac
+done
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -62,6 +62,32 @@ public struct Recording: Sendable {
         return nil
     }
 
+    /// Seconds of audio recorded.
+    public var duration: Double { Double(samples.count) / Double(max(sampleRate, 1)) }
+
+    /// Silences of at least `minimum` seconds with sound before and after them, as (start, end) in
+    /// recording time: a pause, not the quiet before speech begins or after it ends.
+    public func quietSpans(threshold: Double = 0.003, minimum: Double, window: Double = 0.005) -> [(start: Double, end: Double)] {
+        let n = max(1, Int(window * Double(sampleRate)))
+        var spans: [(start: Double, end: Double)] = []
+        var heardBefore = false
+        var quietStart: Int?
+        var i = 0
+        while i + n <= samples.count {
+            if Self.rms(samples, i, i + n) < threshold {
+                if heardBefore && quietStart == nil { quietStart = i }
+            } else {
+                if let start = quietStart, Double(i - start) / Double(sampleRate) >= minimum {
+                    spans.append((time(ofSample: start), time(ofSample: i)))
+                }
+                quietStart = nil
+                heardBefore = true
+            }
+            i += n
+        }
+        return spans
+    }
+
     /// Total seconds of windows (`window` seconds each) whose RMS reaches `threshold`.
     /// Only samples mixed between `from` and `to` seconds count.
     public func audibleDuration(

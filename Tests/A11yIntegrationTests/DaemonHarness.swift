@@ -4,6 +4,7 @@ import A11yDaemon
 import A11yEngine
 import A11yPronunciation
 import A11yProtocol
+import A11ySSIP
 import A11yTestSupport
 import Foundation
 import Logging
@@ -30,7 +31,13 @@ final class DaemonHarness {
         return logger
     }()
 
-    init(configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096) async throws {
+    /// speech-dispatcher's socket, when the harness serves SSIP too (`ssip: true`).
+    let ssipSocketPath: String?
+
+    init(
+        configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096,
+        ssip: Bool = false
+    ) async throws {
         pulse = try PrivatePulseServer()
         // A folder that does not exist yet: the daemon makes it, owner-only.
         self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
@@ -49,15 +56,25 @@ final class DaemonHarness {
             listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, cutOffAfter: cutOffAfter, speech: speech,
             logger: Self.logger)
         speechEvents = speech.events()
+        let ssipPath = ssip ? pulse.directory.path + "/runtime/speech-dispatcher/speechd.sock" : nil
+        ssipSocketPath = ssipPath
+        let speech = self.speech
+        let ssipServer = ssipPath.map { path in
+            SSIPServer(listener: .path(path), allowedUIDs: configuration.allowedUIDs, speech: speech, logger: Self.logger)
+        }
         // As in the daemon: speech last, so shut down first; connections a client keeps open are
         // cut after the same grace.
-        var groupConfiguration = ServiceGroupConfiguration(services: [.init(service: server), .init(service: speech)], logger: Self.logger)
+        let services: [ServiceGroupConfiguration.ServiceConfiguration] =
+            [.init(service: server)] + (ssipServer.map { [.init(service: $0)] } ?? []) + [.init(service: speech)]
+        var groupConfiguration = ServiceGroupConfiguration(services: services, logger: Self.logger)
         groupConfiguration.maximumGracefulShutdownDuration = Daemon.maximumGracefulShutdown
         group = ServiceGroup(configuration: groupConfiguration)
         let group = self.group
         running = Task { try await group.run() }
         let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: self.socketPath) {
+        while !FileManager.default.fileExists(atPath: self.socketPath)
+            || !(ssipSocketPath.map { FileManager.default.fileExists(atPath: $0) } ?? true)
+        {
             guard ContinuousClock.now < deadline else { throw TestFailure("daemon did not listen") }
             try await Task.sleep(for: .milliseconds(5))
         }

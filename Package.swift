@@ -28,10 +28,10 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
 
-        // eSpeak-NG behind A11yCore's SpeechEngine protocol.
+        // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
             name: "A11yEngine",
-            dependencies: ["A11yCore", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11yPronunciation", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
@@ -39,11 +39,9 @@ let package = Package(
             dependencies: ["A11yCore", "CPulse", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // IPA, SSML, spans: turning what a client asked for into engine segments.
-        .target(
-            name: "A11yPronunciation",
-            dependencies: ["A11yCore", "A11yEngine", .product(name: "Logging", package: "swift-log")]
-        ),
+        // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.
+        // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
+        .target(name: "A11yPronunciation", dependencies: ["A11yCore"]),
 
         // JSON Lines protocol v1, shared by the daemon and its clients.
         .target(
@@ -66,7 +64,8 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation",
+                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,8 +1,8 @@
 import A11yCore
-import CPulse
 import Logging
 
-/// `AudioOutput` on PulseAudio's asynchronous API (`pa_threaded_mainloop`, `pa_context`, `pa_stream`).
+/// `AudioOutput` on PulseAudio's asynchronous API: a `ServerConnection`, a `PlaybackStream` on it
+/// and the current `Track`; this type feeds the track to the stream.
 ///
 /// Appended PCM is kept in-process and written only as the server asks for it (tlength about 30 ms,
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
@@ -11,9 +11,20 @@ import Logging
 /// current track from the first frame not yet given to the server.
 ///
 /// Every method returns promptly: none waits for the server.
-public final class PulseOutput: AudioOutput {
-    private let engine: LockedEngine
+///
+/// `@unchecked Sendable`: all mutable state (and every libpulse object) is touched only with the
+/// threaded mainloop's lock held, either by the public methods (through `mainloop.withLock`) or by
+/// libpulse callbacks (which run on the mainloop thread with that lock held). `deinit` removes
+/// every callback under the same lock before anything is freed.
+public final class PulseOutput: AudioOutput, @unchecked Sendable {
+    private let mainloop: ThreadedMainloop
     private let logger: Logger
+    private let connection: ServerConnection
+    private var stream: PlaybackStream?
+    private var track: Track?
+    private var paused = false
+    /// Why the current timing update was asked for (writing waits for it).
+    private enum Resync { case newTrack, rewind }
 
     /// - Parameters:
     ///   - server: a libpulse server string (`unix:/path/native`, …); `nil` uses libpulse's default,
@@ -21,35 +32,117 @@ public final class PulseOutput: AudioOutput {
     /// Connects in the background: never blocks on, and never fails because of, the server.
     public init(applicationName: String = "a11yd", server: String? = nil, logger: Logger) {
         self.logger = logger
-        engine = LockedEngine(applicationName: applicationName, server: server, logger: logger)
+        mainloop = ThreadedMainloop(name: "a11y-pulse")
+        connection = ServerConnection(mainloop: mainloop, applicationName: applicationName, server: server, logger: logger)
+        // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
+        connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }
+        if !mainloop.start() {
+            logger.error("cannot start the libpulse event thread; audio output disabled")
+        }
+        mainloop.withLock { connection.connect() }
     }
 
+    deinit {
+        mainloop.withLock {
+            dropStream()
+            connection.close()
+            track = nil
+        }
+        mainloop.stop()
+    }
+
+    // MARK: AudioOutput
+
     public func begin(format: AudioFormat) {
-        engine.withLock { $0.begin(format: format) }
+        mainloop.withLock {
+            stream?.cancelDrain()
+            track = Track(format: format)
+            paused = false
+            if let stream, stream.format != format { dropStream() }
+            if let stream {
+                if stream.hasBeenWritten {
+                    resync(.newTrack)
+                } else {
+                    track?.starts(atStreamFrame: 0)
+                }
+            } else {
+                openStream(format: format)
+            }
+        }
     }
 
     public func append(_ samples: [Int16]) {
-        engine.withLock { $0.append(samples) }
+        mainloop.withLock {
+            guard track != nil else { return logger.debug("append without a track ignored") }
+            guard track?.ended == false else { return logger.debug("append after end ignored") }
+            track?.append(samples)
+            pump()
+        }
     }
 
     public func end() {
-        engine.withLock { $0.end() }
+        mainloop.withLock {
+            guard track != nil else { return }
+            track?.ended = true
+            pump()
+        }
     }
 
     public func hold(at frame: Int?) {
-        engine.withLock { $0.hold(at: frame) }
+        mainloop.withLock {
+            guard var t = track else { return }
+            let rewind = t.setHold(frame)
+            track = t
+            if rewind {
+                if let stream, stream.isReady, t.knowsPosition {
+                    resync(.rewind)
+                    return
+                } else if stream == nil {
+                    track?.rewindWithoutStream()
+                }
+            }
+            stream?.cancelDrain()  // the stop point moved; a new drain is issued for the new one
+            pump()
+        }
     }
 
     public func setPaused(_ paused: Bool) {
-        engine.withLock { $0.setPaused(paused) }
+        mainloop.withLock {
+            self.paused = paused
+            if paused {
+                stream?.setCorked(true)
+            } else {
+                pump()
+            }
+        }
     }
 
     public func cancel() {
-        engine.withLock { $0.cancelTrack() }
+        mainloop.withLock {
+            if let stream {
+                stream.cancelDrain()
+                stream.setCorked(true, force: true)
+                if stream.hasBeenWritten { stream.flush() }
+            }
+            track = nil
+            paused = false
+        }
     }
 
     public func progress() -> PlaybackProgress {
-        engine.withLock { $0.progress() }
+        mainloop.withLock {
+            let connected = connection.isConnected
+            guard var t = track else {
+                return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
+            }
+            // No reading while a flush's read index is awaited: the old segment no longer applies.
+            let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
+            let played = t.played(atStreamFrame: position)
+            track = t
+            return PlaybackProgress(
+                playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
+                isConnected: connected)
+        }
     }
 
     /// Waits (polling every few ms) until the output is connected to the server.
@@ -78,51 +171,118 @@ public final class PulseOutput: AudioOutput {
     }
 
     public func streamStatus() -> StreamStatus {
-        engine.withLock { e in
-            StreamStatus(
-                hasStream: e.hasStream, isCorked: e.corked,
-                grantedTargetLength: Int(e.grantedAttr?.tlength ?? 0),
-                grantedMinimumRequest: Int(e.grantedAttr?.minreq ?? 0),
-                grantedPrebuffer: Int(e.grantedAttr?.prebuf ?? 0))
+        mainloop.withLock {
+            let granted = stream?.granted
+            return StreamStatus(
+                hasStream: stream?.isReady ?? false, isCorked: stream?.isCorked ?? true,
+                grantedTargetLength: granted?.targetLength ?? 0,
+                grantedMinimumRequest: granted?.minimumRequest ?? 0,
+                grantedPrebuffer: granted?.prebuffer ?? 0)
         }
     }
-}
 
-/// The threaded mainloop and the engine it protects.
-///
-/// `@unchecked Sendable` is safe because the engine (all mutable state, all libpulse objects) is
-/// reachable from outside only through `withLock`, which holds the threaded mainloop's lock for the
-/// whole access; libpulse runs every callback (the only other way in) on the mainloop thread with
-/// that same lock held. The lock is recursive, so callbacks fired synchronously inside our own
-/// libpulse calls do not deadlock. `withLock` must never be called from a mainloop callback
-/// (libpulse asserts against it); nothing in this module does.
-final class LockedEngine: @unchecked Sendable {
-    private let mainloop: OpaquePointer
-    private let engine: PulseEngine
+    // MARK: Feeding the track to the stream (lock held)
 
-    init(applicationName: String, server: String?, logger: Logger) {
-        guard let ml = pa_threaded_mainloop_new() else {
-            // Only on allocation failure; nothing sensible can continue.
-            fatalError("pa_threaded_mainloop_new failed")
+    private func connectionChanged(_ event: ServerConnection.Event) {
+        switch event {
+        case .connected:
+            if let t = track { openStream(format: t.format) }
+        case .lost:
+            dropStream()
         }
-        mainloop = ml
-        pa_threaded_mainloop_set_name(ml, "a11y-pulse")
-        engine = PulseEngine(mainloop: ml, applicationName: applicationName, server: server, logger: logger)
-        if pa_threaded_mainloop_start(ml) < 0 {
-            logger.error("pa_threaded_mainloop_start failed; audio output disabled")
-        }
-        withLock { $0.connect() }
     }
 
-    deinit {
-        withLock { $0.shutdown() }
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+    private func openStream(format: AudioFormat) {
+        dropStream()
+        stream = PlaybackStream(on: connection, format: format, logger: logger) { [unowned(unsafe) self] event in
+            self.streamChanged(event)
+        }
+        // A new stream's indices start at zero: the track continues there from what was written.
+        if stream != nil { track?.continuesOnNewStream() }
     }
 
-    func withLock<R>(_ body: (PulseEngine) -> R) -> R {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
-        return body(engine)
+    private func streamChanged(_ event: PlaybackStream.Event) {
+        switch event {
+        case .ready:
+            if let granted = stream?.granted {
+                logger.debug("playback stream ready", metadata: [
+                    "tlength": "\(granted.targetLength)", "minreq": "\(granted.minimumRequest)",
+                    "prebuf": "\(granted.prebuffer)", "format": "\(stream.map { "\($0.format)" } ?? "?")",
+                ])
+            }
+            pump()
+        case .failed:
+            // When the whole context failed, its own event handles it.
+            guard connection.isReady else { return }
+            logger.warning("playback stream lost: \(stream?.lastError.description ?? "?")")
+            dropStream()
+            if let t = track { openStream(format: t.format) }
+        case .writable:
+            pump()
+        }
+    }
+
+    /// Forgets the stream. Frames already given to it count as played (the server has them or is gone).
+    private func dropStream() {
+        stream?.close()
+        stream = nil
+        track?.streamLost()
+    }
+
+    /// Corks, flushes and asks where the read index now is; writes wait for the answer.
+    private func resync(_ kind: Resync) {
+        guard let stream, stream.isReady else { return }
+        stream.cancelDrain()
+        stream.setCorked(true, force: true)
+        stream.flush()
+        stream.requestReadIndex { [unowned(unsafe) self] readFrame in
+            self.resynced(kind, readFrame: readFrame)
+        }
+    }
+
+    private func resynced(_ kind: Resync, readFrame: Int64?) {
+        guard var t = track else { return }
+        if readFrame == nil { logger.warning("timing update failed after flush") }
+        switch (kind, readFrame) {
+        case (.newTrack, let frame?): t.starts(atStreamFrame: frame)
+        case (.newTrack, nil): t.forgetPosition()
+        case (.rewind, _): t.rewound(toStreamFrame: readFrame)
+        }
+        track = t
+        pump()
+    }
+
+    /// Writes what the server asks for (up to the hold), keeps the cork state right, drains at a stop.
+    private func pump() {
+        guard var t = track, let stream, stream.isReady, !stream.isUpdatingTiming else { return }
+        let limit = t.writeLimit
+        if t.writtenFrames < limit {
+            let frames = min(limit - t.writtenFrames, stream.writableFrames)
+            if frames > 0 {
+                do {
+                    try stream.write(t.samples, frames: t.writtenFrames..<t.writtenFrames + frames)
+                    t.writtenFrames += frames
+                } catch {
+                    logger.warning("writing to the playback stream failed: \(error)")
+                }
+            }
+        }
+        track = t
+        if t.isFinished {
+            stream.setCorked(true)
+        } else if !paused, t.hasUnplayedAudio {
+            stream.setCorked(false)
+        }
+        if !stream.isDraining, let stop = t.stopPoint, t.writtenFrames >= stop, t.drainedThrough < stop {
+            let target = t.writtenFrames
+            stream.drain { [unowned(unsafe) self] success in
+                self.drained(through: target, success: success)
+            }
+        }
+    }
+
+    private func drained(through target: Int, success: Bool) {
+        if success { track?.drained(through: target) }
+        pump()
     }
 }

@@ -137,7 +137,7 @@ actor ItemPlayer {
 
     private func feed(offset: Int) async {
         do {
-            for try await chunk in engine.synthesize(item.synthesis) {
+            for try await chunk in engine.synthesize(item.utterance) {
                 if Task.isCancelled { return }
                 unheardWords += chunk.words.map { WordMark(frame: $0.frame + offset, start: $0.start, length: $0.length) }
                 unheardMarks += chunk.marks.map { NamedMark(frame: $0.frame + offset, name: $0.name) }

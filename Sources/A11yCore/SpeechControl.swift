@@ -32,10 +32,35 @@ public protocol SpeechControl: Sendable {
     /// The request's audio, as it would be played (earcon excluded), without playing it.
     func render(_ request: SpeechRequest) async throws -> RenderedAudio
 
+    /// Adds to, removes from or lists the user's pronunciation lexicon (docs/pronunciation.md). A
+    /// change takes effect from the next utterance, whoever posts it, and is written to the user's
+    /// lexicon file. Returns the entries added, removed or in force.
+    func lexicon(_ change: LexiconChange) async throws -> [LexiconListing]
+
     /// Every event of every utterance, with the client that posted it, in order, from now until
     /// speech shuts down; the stream ends after the last `finished`. Each call returns a stream of
     /// its own (one per front end).
     func events() -> AsyncStream<ClientEvent>
+}
+
+/// What to do to the user's lexicon.
+public enum LexiconChange: Sendable, Equatable {
+    /// Adds or replaces an entry; refused (`invalid_ipa`) when the voice cannot say its IPA.
+    case add(LexiconEntry)
+    /// Removes a grapheme's entry for exactly this language (nil: the entry for every voice).
+    case remove(grapheme: String, language: String?)
+    case list
+}
+
+/// A lexicon entry and the file it comes from.
+public struct LexiconListing: Sendable, Equatable {
+    public var entry: LexiconEntry
+    public var source: String
+
+    public init(entry: LexiconEntry, source: String) {
+        self.entry = entry
+        self.source = source
+    }
 }
 
 /// An event of an utterance, addressed to the client that posted it.

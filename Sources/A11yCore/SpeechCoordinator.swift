@@ -63,22 +63,22 @@ public actor SpeechCoordinator {
     public func post(_ item: SpeechItem) -> Bool { post([item]) }
 
     @discardableResult
-    public func pause(at boundary: PauseBoundary) -> Bool {
-        let (effective, effects) = queue.pause(at: boundary)
+    public func pause(_ scope: ControlScope = .all, at boundary: PauseBoundary) -> Bool {
+        let (effective, effects) = queue.pause(scope, at: boundary)
         apply(effects)
         return effective
     }
 
     @discardableResult
-    public func resume() -> Bool {
-        let (effective, effects) = queue.resume()
+    public func resume(_ scope: ControlScope = .all) -> Bool {
+        let (effective, effects) = queue.resume(scope)
         apply(effects)
         return effective
     }
 
     @discardableResult
-    public func stop() -> Bool {
-        let (effective, effects) = queue.stop()
+    public func stop(_ scope: ControlScope = .all) -> Bool {
+        let (effective, effects) = queue.stop(scope)
         apply(effects)
         return effective
     }

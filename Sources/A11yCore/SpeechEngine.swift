@@ -1,6 +1,9 @@
-/// What the engine is asked to say: one or more segments, each with its own voice and its
-/// own place in the client's text (so word events can point back into what the client sent).
-public struct SynthesisRequest: Sendable, Equatable {
+/// One thing to say, planned: the text clients see in events, and the segments the engine says
+/// (each with its own voice and its own place in that text, so word events point back into what
+/// the client sent), with the voice settings. The same value from the planner to the engine.
+public struct Utterance: Sendable, Equatable {
+    /// As clients see it (for an element, the composed sentence; for SSML, the spoken text).
+    public var text: String
     public var segments: [SpeechSegment]
     /// Words per minute (eSpeak scale, 80...450).
     public var rate: Int
@@ -9,11 +12,21 @@ public struct SynthesisRequest: Sendable, Equatable {
     /// 0...200, 100 is normal loudness.
     public var volume: Int
 
-    public init(segments: [SpeechSegment], rate: Int, pitch: Int, volume: Int) {
+    public init(text: String, segments: [SpeechSegment], rate: Int, pitch: Int, volume: Int) {
+        self.text = text
         self.segments = segments
         self.rate = rate
         self.pitch = pitch
         self.volume = volume
+    }
+
+    /// The segments' own text as the utterance's text (for an engine used directly).
+    public init(segments: [SpeechSegment], rate: Int, pitch: Int, volume: Int) {
+        let text = segments.map { segment -> String in
+            if case .text(let text) = segment.content { return text }
+            return ""
+        }.joined()
+        self.init(text: text, segments: segments, rate: rate, pitch: pitch, volume: volume)
     }
 }
 
@@ -140,7 +153,7 @@ public protocol SpeechEngine: Sendable {
 
     /// Renders the request. The stream yields chunks as soon as they exist (the first within a
     /// few milliseconds), then finishes; it throws `SpeechError` (`engine_failed`) on failure.
-    func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error>
+    func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error>
 
     /// Every installed voice.
     func voices() async -> [VoiceInfo]

@@ -58,11 +58,9 @@ public struct SpeechItem: Sendable, Equatable {
     public var priority: Priority
     /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
     public var queued: Bool
-    /// The utterance as it will be spoken (for an element, the composed sentence).
-    public var text: String
     /// Play the screen-change earcon before speaking.
     public var playsEarcon: Bool
-    public var synthesis: SynthesisRequest
+    public var utterance: Utterance
     /// The client that posted it, for client-scoped controls (SSIP's `CANCEL self`); nil: nobody's.
     public var owner: ClientID?
     /// Set for SSIP items: the speech-dispatcher rules apply instead of the kind's (the item then
@@ -71,17 +69,18 @@ public struct SpeechItem: Sendable, Equatable {
 
     public init(
         id: UtteranceID, kind: NotificationKind, priority: Priority? = nil, queued: Bool = false,
-        text: String, playsEarcon: Bool = false, synthesis: SynthesisRequest, owner: ClientID? = nil,
-        messagePriority: MessagePriority? = nil
+        playsEarcon: Bool = false, utterance: Utterance, owner: ClientID? = nil, messagePriority: MessagePriority? = nil
     ) {
         self.id = id
         self.kind = kind
         self.priority = messagePriority?.queuePriority ?? priority ?? kind.defaultPriority
         self.queued = messagePriority != nil || queued
-        self.text = text
         self.playsEarcon = playsEarcon
-        self.synthesis = synthesis
+        self.utterance = utterance
         self.owner = owner
         self.messagePriority = messagePriority
     }
+
+    /// The utterance as clients see it (for an element, the composed sentence).
+    public var text: String { utterance.text }
 }

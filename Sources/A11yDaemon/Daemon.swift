@@ -3,6 +3,7 @@ import A11yCore
 import A11yEngine
 import A11yPronunciation
 import A11yProtocol
+import A11ySSIP
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -14,6 +15,10 @@ public struct Daemon: Sendable {
     public struct Options: Sendable {
         public var socketPath: String?
         public var configPath: String?
+        /// The SSIP socket: nil for the configuration's (default speech-dispatcher's path).
+        public var ssipSocketPath: String?
+        /// Serve no SSIP at all (`--no-ssip`).
+        public var ssipDisabled = false
         public var environment: [String: String] = ProcessInfo.processInfo.environment
 
         public init(socketPath: String? = nil, configPath: String? = nil) {
@@ -46,28 +51,39 @@ public struct Daemon: Sendable {
         } catch {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
+        // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
+        let lexicon = LexiconStore(location: .init(configurationDirectory: Self.folder(of: configPath)))
+        for problem in lexicon.reload() {
+            logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
+        }
         let speech = SpeechService(
             engine: engine, output: PulseOutput(server: configuration.audioServer, logger: logger),
-            pronouncer: Pronouncer(engine: engine), configuration: configuration, environment: options.environment,
-            logger: logger)
+            pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
+            environment: options.environment, logger: logger)
 
-        let listener = try SocketActivation.listener(
-            environment: options.environment,
+        let inherited = try SocketActivation.inherited(environment: options.environment)
+        let listener = SocketActivation.jsonLinesListener(
+            inherited,
             fallbackPath: SocketLocation.resolve(
                 explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
-        let jsonLines = JSONLinesServer(listener: listener, speech: speech, logger: logger) {
+        let jsonLines = JSONLinesServer(listener: listener, allowedUIDs: configuration.allowedUIDs, speech: speech, logger: logger) {
             notifier.notify("READY=1")
         }
+        let ssip = ssipListener(inherited, configuration: configuration).map { listener in
+            SSIPServer(listener: listener, allowedUIDs: configuration.allowedUIDs, speech: speech, logger: logger)
+        }
+        let frontEnds: [any FrontEnd] = [jsonLines] + (ssip.map { [$0] } ?? [])
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
                 .init(service: jsonLines, successTerminationBehavior: .gracefullyShutdownGroup),
+            ] + (ssip.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
                 .init(service: reload),
                 // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
-                .init(service: IdleExitService(speech: speech, frontEnds: [jsonLines], logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: IdleExitService(speech: speech, frontEnds: frontEnds, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
                 // Last, so shut down first: every item gets its `finished` while connections are
                 // open, and the front ends close them once those events are routed.
                 .init(service: speech),
@@ -92,5 +108,25 @@ public struct Daemon: Sendable {
             tasks.cancelAll()
         }
         logger.info("a11yd stopped")
+    }
+
+    /// speech-dispatcher's socket, unless turned off: the one systemd passed, else
+    /// `--ssip-socket`, else `ssip.socket`, else `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`.
+    func ssipListener(_ inherited: SocketActivation.Inherited?, configuration: DaemonConfiguration) -> SSIPServer.Listener? {
+        if let socket = inherited?.ssip { return .inherited(descriptor: socket.descriptor, path: socket.path) }
+        guard !options.ssipDisabled, configuration.ssipEnabled else {
+            logger.info("SSIP is off")
+            return nil
+        }
+        guard let path = options.ssipSocketPath ?? configuration.ssipSocketPath ?? SSIPServer.defaultPath(environment: options.environment) else {
+            logger.notice("no SSIP socket: XDG_RUNTIME_DIR is not set and ssip.socket names none")
+            return nil
+        }
+        return .path(path)
+    }
+
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

@@ -1,3 +1,4 @@
+import A11ySSIP
 import ServiceLifecycle
 
 /// A way in for clients (JSON Lines today; SSIP next): a service that owns its connections,
@@ -8,3 +9,4 @@ public protocol FrontEnd: Service {
 }
 
 extension JSONLinesServer: FrontEnd {}
+extension SSIPServer: FrontEnd {}

@@ -25,7 +25,7 @@ public final class EspeakEngine: SpeechEngine {
         logger.debug("eSpeak-NG ready", metadata: ["format": "\(format)"])
     }
 
-    public func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+    public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: SynthesisChunk.self, throwing: (any Error).self)
         let cancellation = CancellationFlag()
@@ -57,58 +57,22 @@ public final class EspeakEngine: SpeechEngine {
         return voice
     }
 
-    /// eSpeak's phoneme mnemonics (`ipa: false`, what `.phonemes` segments take) or IPA for `text`
-    /// as spoken by `voice`, from `espeak_TextToPhonemes`; clauses are joined by spaces.
-    public func phonemes(for text: String, voice: String, ipa: Bool = false) async throws -> String {
-        try await worker.run { session in try session.textToPhonemes(text, voice: voice, ipa: ipa) }
-    }
-
     private func voiceEntries() async throws -> [VoiceEntry] {
         try await worker.run { session in try session.voices() }
     }
 }
 
-/// One phoneme of a voice: the eSpeak mnemonic (what `.phonemes` segments take) and its IPA.
-public struct PhonemeEntry: Sendable, Equatable, Hashable, Codable {
-    public var mnemonic: String
-    public var ipa: String
-    /// eSpeak keeps it unchanged between vowels (no contextual substitution or insertion).
-    public var stable: Bool
-    public init(mnemonic: String, ipa: String, stable: Bool = true) {
-        self.mnemonic = mnemonic
-        self.ipa = ipa
-        self.stable = stable
-    }
-}
-
 extension EspeakEngine {
-    /// `espeak_TextToPhonemes` in full: IPA or mnemonics, `separator` between phonemes (nil for
-    /// none), and `phonemeInput`: whether `[[…]]` in `text` is read as phoneme mnemonics
+    /// `espeak_TextToPhonemes`: eSpeak's mnemonics (`ipa: false`, what `.phonemes` segments take)
+    /// or IPA for `text` as `voice` says it, clauses joined by spaces; `separator` between
+    /// phonemes (nil for none); `phonemeInput`: whether `[[…]]` in `text` is read as mnemonics
     /// (as `.phonemes` segments are spoken) or as text.
     public func phonemes(
-        for text: String, voice: String, ipa: Bool, separator: Unicode.Scalar?, phonemeInput: Bool
+        for text: String, voice: String, ipa: Bool = false, separator: Unicode.Scalar? = nil, phonemeInput: Bool = false
     ) async throws -> String {
         try await worker.run { session in
             try session.textToPhonemes(
                 text, voice: voice, ipa: ipa, separator: separator, phonemeInput: phonemeInput)
         }
-    }
-
-    /// Every phoneme `voice` can say, learnt from eSpeak's own data: each mnemonic of the compiled
-    /// phoneme tables that the voice parses as a single phoneme, with the IPA eSpeak prints for it.
-    public func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
-        try await worker.run { session in try session.phonemeInventory(voice: voice) }
-    }
-
-    /// Every mnemonic of eSpeak's compiled phoneme tables, all languages.
-    public func allMnemonics() async throws -> [String] {
-        try await worker.run { session in try session.allMnemonics() }
-    }
-}
-
-extension EspeakEngine {
-    /// The IPA of a character's name as eSpeak spells it in `voice`.
-    public func letterIPA(_ character: String, voice: String) async throws -> String {
-        try await worker.run { session in try session.letterIPA(character, voice: voice) }
     }
 }

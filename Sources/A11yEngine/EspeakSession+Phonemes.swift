@@ -1,4 +1,5 @@
 import A11yCore
+import A11yPronunciation
 import CEspeakNG
 import Foundation
 

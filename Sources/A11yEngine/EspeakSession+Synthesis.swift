@@ -5,7 +5,7 @@ extension EspeakSession {
     /// Renders `request` segment after segment, yielding chunks from the synth callback as
     /// libespeak-ng produces them, then finishes the stream (or fails it).
     func synthesize(
-        _ request: SynthesisRequest,
+        _ request: Utterance,
         into continuation: SynthesisContext.Continuation,
         cancellation: CancellationFlag
     ) {

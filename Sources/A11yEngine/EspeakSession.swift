@@ -104,7 +104,8 @@ final class EspeakSession {
     }
 
     /// Parses `espeak_VOICE.languages`: repeated (priority byte, NUL-terminated name), ended by a
-    /// zero byte where the next priority would be.
+    /// zero byte where the next priority would be. Steps over each name by its bytes up to the NUL,
+    /// never by the decoded string (invalid UTF-8 decodes to more bytes than it had).
     static func parseLanguages(_ raw: UnsafePointer<CChar>?) -> [(priority: Int, name: String)] {
         guard let raw else { return [] }
         var result: [(Int, String)] = []
@@ -112,36 +113,13 @@ final class EspeakSession {
         while p.pointee != 0 {
             let priority = Int(p.pointee)
             p += 1
-            let name = String(cString: p)
+            var count = 0
+            while p[count] != 0 { count += 1 }
+            let name = String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
             result.append((priority, name.lowercased()))
-            p += name.utf8.count + 1
+            p += count + 1
         }
         return result
-    }
-
-    /// eSpeak's own phoneme mnemonics (or IPA) for `text` in `voice`, clause by clause, joined by spaces.
-    func textToPhonemes(_ text: String, voice: String, ipa: Bool) throws -> String {
-        try requireInitialized()
-        try selectVoice(voice)
-        var pieces: [String] = []
-        text.withCString { cText in
-            var pointer: UnsafeRawPointer? = UnsafeRawPointer(cText)
-            while pointer != nil {
-                guard let out = espeak_TextToPhonemes(&pointer, espeakCHARS_UTF8, ipa ? 0x02 : 0) else { break }
-                let piece = String(cString: out).trimmingCharacters()
-                if !piece.isEmpty { pieces.append(piece) }
-            }
-        }
-        return pieces.joined(separator: " ")
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }
 

@@ -157,20 +157,33 @@ final class SynthesisContext {
 
     private func addWord(_ event: espeak_EVENT) {
         guard let segment, case .text = segment.content else { return }
-        let position = Int(event.text_position)
-        guard position >= 1, seenPositions.insert(position).inserted else { return }
-        let sourceEnd = segment.sourceStart + max(segment.sourceLength, 0)
-        var offset = position - 1
+        guard event.text_position >= 1, seenPositions.insert(Int(event.text_position)).inserted,
+            let word = Self.wordRange(
+                textPosition: event.text_position, length: event.length, sourceStart: segment.sourceStart,
+                sourceLength: segment.sourceLength, positionMap: positionMap)
+        else { return }
+        // `sample` counts frames from the start of this espeak_Synth call, i.e. of the segment
+        // (an Int32: adding it to an Int cannot overflow).
+        pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), .word(start: word.start, length: word.length)))
+    }
+
+    /// The client's text that an eSpeak WORD event names: `textPosition` is 1-based in what eSpeak
+    /// read (mapped back through `positionMap` when that was not the segment's text), `length` in
+    /// code points. Clamped to the segment's source range; `nil` when it names no text (eSpeak
+    /// sometimes reports a zero-length "word" at the very end). Total for any `Int32`s eSpeak gives.
+    static func wordRange(
+        textPosition: Int32, length: Int32, sourceStart: Int, sourceLength: Int, positionMap: [Int]?
+    ) -> (start: Int, length: Int)? {
+        guard textPosition >= 1 else { return nil }
+        var offset = Int(textPosition) - 1
         if let positionMap {
-            guard offset < positionMap.count else { return }
+            guard offset < positionMap.count else { return nil }
             offset = positionMap[offset]
         }
-        let start = min(max(segment.sourceStart + offset, segment.sourceStart), sourceEnd)
-        let length = max(0, min(Int(event.length), sourceEnd - start))
-        // eSpeak sometimes reports a zero-length "word" at the very end: it names no text.
-        guard length > 0 else { return }
-        // `sample` counts frames from the start of this espeak_Synth call, i.e. of the segment.
-        pendingMarks.append((rawFramesBeforeSegment + Int(event.sample), .word(start: start, length: length)))
+        let sourceEnd = sourceStart + max(sourceLength, 0)
+        let start = min(max(sourceStart + offset, sourceStart), sourceEnd)
+        let length = max(0, min(Int(length), sourceEnd - start))
+        return length > 0 ? (start, length) : nil
     }
 
     /// Takes the pending marks whose frame lies in the audio produced so far (all of them when

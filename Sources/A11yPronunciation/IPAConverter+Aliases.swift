@@ -16,8 +16,9 @@ extension IPAConverter {
             list += [("ɝ", "ɜː"), ("ɚ", "ɚ"), ("r", "ɹ")]
         case "nl":
             // eSpeak's Dutch writes the short u of "hut" ɵ, the ui diphthong œy; ɱ is /m/
-            // assimilated before f/v (eSpeak assimilates by itself).
-            list += [("ʏ", "ɵ"), ("œːy", "œy"), ("œːʏ", "œy"), ("œʏ", "œy"), ("ɱ", "m"), ("ɹ", "r")]
+            // assimilated before f/v (eSpeak assimilates by itself). Long ʏː is eu before r
+            // (zeurde, deur), an allophone of /øː/: eSpeak's Y:, printed øː.
+            list += [("ʏː", "øː"), ("ʏ", "ɵ"), ("œːy", "œy"), ("œːʏ", "œy"), ("œʏ", "œy"), ("ɱ", "m"), ("ɹ", "r")]
         case "cs":
             // Czech short i is said [ɪ] (eSpeak writes i); Czech h is the voiced [ɦ] (eSpeak writes h);
             // the diphthongs ou, au, eu are eSpeak's oʊ, aʊ, eʊ.

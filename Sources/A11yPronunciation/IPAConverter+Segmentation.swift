@@ -32,7 +32,8 @@ extension IPAConverter {
             var length = min(longestKey, n - i)
             while length > 0 {
                 let piece = word[i..<i + length]
-                if !piece.contains(where: { $0.scalar == Self.primaryStress || $0.scalar == Self.secondaryStress }) {
+                if !piece.contains(where: { $0.scalar == Self.primaryStress || $0.scalar == Self.secondaryStress }),
+                   !splitsLongGlide(word, i, length) {
                     var key = String.UnicodeScalarView()
                     key.append(contentsOf: piece.map(\.scalar))
                     let text = String(key)
@@ -68,6 +69,14 @@ extension IPAConverter {
                 "voice '\(voice)' has no sound for '\(Character(s))' (U+\(String(s.value, radix: 16, uppercase: true))) at position \(word[i].position)")
         }
         return units
+    }
+
+    /// Whether `word[start..<start + length]` would take a long vowel as the glide of a diphthong:
+    /// Czech "auː" (saúdský) is a then a long ú, as eSpeak reads it, not its diphthong aʊ.
+    func splitsLongGlide(_ word: [IPAScalar], _ start: Int, _ length: Int) -> Bool {
+        let end = start + length
+        guard end < word.count, word[end].scalar == Self.long || word[end].scalar == Self.halfLong else { return false }
+        return word[start..<end].filter { Self.vowelLetters.contains($0.scalar) }.count >= 2
     }
 
     static func isVowel(_ key: String) -> Bool {

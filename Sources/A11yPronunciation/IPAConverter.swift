@@ -1,9 +1,8 @@
 import A11yCore
-import A11yEngine
 
 /// IPA → eSpeak phoneme mnemonics for one voice.
 ///
-/// The table comes from eSpeak's own data for the voice (`EspeakEngine.phonemeInventory`:
+/// The table comes from eSpeak's own data for the voice (`PronunciationEngine.phonemeInventory`:
 /// each mnemonic with the IPA eSpeak prints for it), plus the few hand-made equivalences of
 /// `IPAConverter.aliases` for symbols a voice lacks but has a near-identical phoneme for.
 /// See docs/pronunciation.md for every rule.

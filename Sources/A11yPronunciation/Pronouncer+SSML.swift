@@ -13,15 +13,17 @@ extension Pronouncer {
     /// - Parameter defaultVoice: an eSpeak voice name, used unless `xml:lang` says otherwise.
     /// - Throws: `invalid_ssml` (malformed or refused input, message naming line and column),
     ///   `unknown_voice` (a language no voice speaks), `invalid_ipa` (a `ph` the voice cannot say).
-    public func plan(ssml: String, defaultVoice: String) async throws -> SpeechPlan {
+    /// The user's `lexicon` applies to the document's text, not to `phoneme`, `sub` or `say-as`.
+    public func plan(ssml: String, defaultVoice: String, lexicon: Lexicon = .empty) async throws -> SpeechPlan {
         let root = try SSMLParser.parse(ssml)
         var builder = SSMLPlanBuilder()
         let style = SSMLStyle(voice: defaultVoice)
         try await translate(root, style: style, into: &builder)
-        return builder.finish(voice: style.voice)
+        let plan = builder.finish(voice: style.voice)
+        return await applying(lexicon, to: plan, explicit: builder.explicitRanges)
     }
 
-    private func translate(_ element: SSMLElement, style inherited: SSMLStyle, into builder: inout SSMLPlanBuilder) async throws {
+    private func translate(_ element: MarkupElement, style inherited: SSMLStyle, into builder: inout SSMLPlanBuilder) async throws {
         var style = inherited
         let attributes = element.attributes
 
@@ -63,7 +65,7 @@ extension Pronouncer {
             builder.addBreak(milliseconds: try SSMLValues.breakMilliseconds(element), voice: style.voice)
 
         case "mark":
-            guard let name = attributes["name"], !name.ssmlTrimmed.isEmpty else {
+            guard let name = attributes["name"], !name.trimmed.isEmpty else {
                 throw SpeechError(.invalidSSML, "\(element.location) needs a non-empty name")
             }
             builder.addMark(name, voice: style.voice)
@@ -72,20 +74,20 @@ extension Pronouncer {
             guard let alias = attributes["alias"] else {
                 throw SpeechError(.invalidSSML, "\(element.location) needs alias")
             }
-            builder.addText(alias, style: style)
+            builder.addText(alias, style: style, explicit: true)
 
         case "say-as":
             let content = element.textContent
-            switch attributes["interpret-as"]?.ssmlTrimmed {
+            switch attributes["interpret-as"]?.trimmed {
             case "characters", "spell-out", "letters":
                 style.spellOut = true
-                builder.addText(content, style: style)
+                builder.addText(content, style: style, explicit: true)
             case "telephone":
                 let language = IPAConverter.baseLanguage(of: style.voice)
-                builder.addText(SSMLTelephone.reading(content, language: language), style: style)
+                builder.addText(SSMLTelephone.reading(content, language: language), style: style, explicit: true)
             case "cardinal", "number":
                 // eSpeak reads numerals as numbers already.
-                builder.addText(content, style: style)
+                builder.addText(content, style: style, explicit: true)
             case nil:
                 throw SpeechError(.invalidSSML, "\(element.location) needs interpret-as")
             case let other?:
@@ -95,11 +97,11 @@ extension Pronouncer {
             }
 
         case "phoneme":
-            let alphabet = attributes["alphabet"]?.ssmlTrimmed ?? "ipa"
+            let alphabet = attributes["alphabet"]?.trimmed ?? "ipa"
             guard alphabet == "ipa" else {
                 throw SpeechError(.invalidSSML, "\(element.location) alphabet '\(alphabet)' is not supported: only ipa")
             }
-            guard let ph = attributes["ph"], !ph.ssmlTrimmed.isEmpty else {
+            guard let ph = attributes["ph"], !ph.trimmed.isEmpty else {
                 throw SpeechError(.invalidSSML, "\(element.location) needs a non-empty ph")
             }
             let mnemonics: String
@@ -116,7 +118,7 @@ extension Pronouncer {
         }
     }
 
-    private func children(_ element: SSMLElement, _ style: SSMLStyle, _ builder: inout SSMLPlanBuilder) async throws {
+    private func children(_ element: MarkupElement, _ style: SSMLStyle, _ builder: inout SSMLPlanBuilder) async throws {
         for child in element.children {
             switch child {
             case .text(let text): builder.addText(text, style: style)
@@ -134,8 +136,8 @@ extension Pronouncer {
         return attributes["name"]
     }
 
-    private func voice(for language: String, _ element: SSMLElement) async throws -> String {
-        guard !language.ssmlTrimmed.isEmpty else {
+    private func voice(for language: String, _ element: MarkupElement) async throws -> String {
+        guard !language.trimmed.isEmpty else {
             throw SpeechError(.invalidSSML, "\(element.location) has an empty language")
         }
         do {

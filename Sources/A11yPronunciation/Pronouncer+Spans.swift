@@ -4,9 +4,13 @@ extension Pronouncer {
     /// Turns a `post`'s text and spans into segments for `defaultVoice` (an eSpeak voice name).
     /// Text outside spans is one `.text` segment per gap, spoken literally. Offsets stay those
     /// of `text`, so word events point into what the client sent.
+    /// The user's `lexicon` applies to the gaps and to spans that only set `lang` or
+    /// `punctuation`; IPA and spelled spans are the client's word and stay as they are.
     /// - Throws: `invalid_request` (bad spans), `unknown_voice` (a `lang` no voice speaks),
     ///   `invalid_ipa` (a symbol the span's voice cannot say; the message names the span).
-    public func plan(text: String, spans: [SpeechSpan] = [], defaultVoice: String) async throws -> SpeechPlan {
+    public func plan(
+        text: String, spans: [SpeechSpan] = [], defaultVoice: String, lexicon: Lexicon = .empty
+    ) async throws -> SpeechPlan {
         let scalars = Array(text.unicodeScalars)
         let sorted = try SpeechSpan.validate(spans, textLength: scalars.count)
         func slice(_ start: Int, _ length: Int) -> String {
@@ -42,7 +46,7 @@ extension Pronouncer {
             cursor = span.start + span.length
         }
         addGap(upTo: scalars.count)
-        return SpeechPlan(segments: segments, spokenText: text)
+        return await applying(lexicon, to: SpeechPlan(segments: segments, spokenText: text))
     }
 }
 

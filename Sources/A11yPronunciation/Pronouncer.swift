@@ -1,19 +1,18 @@
 import A11yCore
-import A11yEngine
 import Synchronization
 
 /// The entry point of the pronunciation library: IPA conversion per voice (cached), planning
 /// of text with spans or SSML into engine segments, and "what will eSpeak say" as IPA.
 public final class Pronouncer: Sendable {
-    public let engine: EspeakEngine
+    public let engine: any PronunciationEngine
     private let converters = Mutex<[String: IPAConverter]>([:])
 
-    public init(engine: EspeakEngine) {
+    public init(engine: any PronunciationEngine) {
         self.engine = engine
     }
 
     /// The converter for an eSpeak voice name ("fr", "en-us"), learnt once per voice from
-    /// eSpeak's phoneme tables (about 1,200 `espeak_TextToPhonemes` calls, a few tens of ms).
+    /// the engine's phoneme tables (for eSpeak about 1,200 `espeak_TextToPhonemes` calls, a few tens of ms).
     public func converter(voice: String) async throws -> IPAConverter {
         let key = voice.lowercased()
         if let cached = converters.withLock({ $0[key] }) { return cached }
@@ -55,18 +54,16 @@ public final class Pronouncer: Sendable {
     public func ipa(of segment: SpeechSegment) async throws -> String {
         switch segment.content {
         case .phonemes(let mnemonics):
-            return try await engine.phonemes(
-                for: "[[" + mnemonics + "]]", voice: segment.voice, ipa: true, separator: nil, phonemeInput: true)
+            return try await engine.ipa(ofMnemonics: mnemonics, voice: segment.voice)
         case .text(let text) where segment.options.spellOut:
             // Spelled: each character as eSpeak names it.
             var names: [String] = []
             for scalar in text.unicodeScalars where !scalar.properties.isWhitespace {
-                names.append(try await engine.letterIPA(String(scalar), voice: segment.voice))
+                names.append(try await engine.ipa(ofLetter: String(scalar), voice: segment.voice))
             }
             return names.joined(separator: " ")
         case .text(let text):
-            return try await engine.phonemes(
-                for: text, voice: segment.voice, ipa: true, separator: nil, phonemeInput: false)
+            return try await engine.ipa(ofText: text, voice: segment.voice)
         }
     }
 }

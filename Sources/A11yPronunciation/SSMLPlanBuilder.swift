@@ -29,9 +29,14 @@ struct SSMLPlanBuilder {
     private var pendingSpace = false
     private var pendingPause = 0
     private var pendingMark: String?
+    /// Ranges of the spoken text the document states explicitly (`sub`, `say-as`): the user's
+    /// lexicon leaves them alone.
+    private(set) var explicitRanges: [Range<Int>] = []
 
-    /// Character data, read in `style`.
-    mutating func addText(_ text: String, style: SSMLStyle) {
+    /// Character data, read in `style`; `explicit` for what an element says how to read.
+    mutating func addText(_ text: String, style: SSMLStyle, explicit: Bool = false) {
+        let start = spokenCount
+        defer { if explicit, spokenCount > start { explicitRanges.append(start..<spokenCount) } }
         for scalar in text.unicodeScalars {
             if scalar.properties.isWhitespace {
                 pendingSpace = true

@@ -6,9 +6,9 @@ enum SSMLValues {
     static let maxBreakMilliseconds = 60_000
 
     /// `time` ("500ms", "1s", "1.5s") wins over `strength` (none … x-strong); neither: medium.
-    static func breakMilliseconds(_ element: SSMLElement) throws -> Int {
+    static func breakMilliseconds(_ element: MarkupElement) throws -> Int {
         if let time = element.attributes["time"] {
-            let trimmed = time.ssmlTrimmed
+            let trimmed = time.trimmed
             let (number, factor): (Substring, Double)
             if trimmed.hasSuffix("ms") {
                 (number, factor) = (trimmed.dropLast(2), 1)
@@ -26,7 +26,7 @@ enum SSMLValues {
             }
             return Int(milliseconds.rounded())
         }
-        switch element.attributes["strength"]?.ssmlTrimmed ?? "medium" {
+        switch element.attributes["strength"]?.trimmed ?? "medium" {
         case "none": return 0
         case "x-weak": return 100
         case "weak": return 200
@@ -44,8 +44,8 @@ enum SSMLValues {
     /// A `prosody` attribute as a multiplier of the value in force: a keyword, a percentage
     /// ("150%" absolute, "+20%"/"-20%" relative), a plain number for rate (SSML 1.1: "1.5"), or
     /// decibels for volume ("+6dB"). Hertz and semitones are refused (eSpeak's pitch is not in Hz).
-    static func prosodyScale(_ value: String, _ property: Property, _ element: SSMLElement) throws -> Double {
-        let v = value.ssmlTrimmed
+    static func prosodyScale(_ value: String, _ property: Property, _ element: MarkupElement) throws -> Double {
+        let v = value.trimmed
         func refuse(_ why: String) -> SpeechError {
             SpeechError(.invalidSSML, "\(element.location) \(property.rawValue) '\(value)': \(why)")
         }
@@ -118,11 +118,3 @@ enum SSMLValues {
     }
 }
 
-extension String {
-    var ssmlTrimmed: String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-}

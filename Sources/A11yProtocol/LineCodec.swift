@@ -26,6 +26,10 @@ public enum LineCodec {
     /// A client's line, or why not (with the line's `id` when it had a readable one, so the error
     /// reply still carries it).
     public static func decodeRequest(_ line: some Collection<UInt8>) -> Result<RequestLine, RequestLineError> {
+        // Checked first and refused whole: a replaced byte would silently change what is said.
+        guard String(validating: line, as: UTF8.self) != nil else {
+            return .failure(RequestLineError(SpeechError(.badUTF8, "the line is not valid UTF-8"), id: nil))
+        }
         let decoded: DecodedLine
         do {
             decoded = try JSONDecoder().decode(DecodedLine.self, from: Data(line))
@@ -54,6 +58,7 @@ public enum LineCodec {
                 if case .post(let post) = line.request { _ = try post.speechRequest() }
                 if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
                 if case .render(let post) = line.request { _ = try post.speechRequest() }
+                if case .lexicon(let lexicon) = line.request { _ = try lexicon.change() }
                 self.line = .success(line)
             } catch let error as SpeechError {
                 self.line = .failure(RequestLineError(error, id: id))

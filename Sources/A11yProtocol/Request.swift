@@ -26,10 +26,12 @@ public enum Request: Sendable, Equatable {
     case pronounce(Post)
     /// A post's audio, returned instead of played.
     case render(Post)
+    /// The user's pronunciation lexicon.
+    case lexicon(LexiconRequest)
 
     /// The wire name of each operation (`op`).
     public enum Operation: String, Sendable, CaseIterable {
-        case post, pause, resume, stop, status, voices, subscribe, pronounce, render
+        case post, pause, resume, stop, status, voices, subscribe, pronounce, render, lexicon
     }
 
     public var operation: Operation {
@@ -43,6 +45,7 @@ public enum Request: Sendable, Equatable {
         case .subscribe: .subscribe
         case .pronounce: .pronounce
         case .render: .render
+        case .lexicon: .lexicon
         }
     }
 }
@@ -133,6 +136,7 @@ extension RequestLine: Codable {
         case .post: request = .post(try Post(from: decoder))
         case .pronounce: request = .pronounce(try Post(from: decoder))
         case .render: request = .render(try Post(from: decoder))
+        case .lexicon: request = .lexicon(try LexiconRequest(from: decoder))
         case .pause: request = .pause(try container.decodeIfPresent(PauseBoundary.self, forKey: .at) ?? .immediate)
         case .resume: request = .resume
         case .stop: request = .stop
@@ -148,6 +152,7 @@ extension RequestLine: Codable {
         try container.encodeIfPresent(id, forKey: .id)
         switch request {
         case .post(let post), .pronounce(let post), .render(let post): try post.encode(to: encoder)
+        case .lexicon(let lexicon): try lexicon.encode(to: encoder)
         case .pause(let boundary): try container.encode(boundary, forKey: .at)
         case .subscribe(let all): try container.encode(all, forKey: .all)
         case .resume, .stop, .status, .voices: break
@@ -156,3 +161,52 @@ extension RequestLine: Codable {
 }
 
 extension Request.Operation: Codable {}
+
+/// The fields of `lexicon`: add, remove or list the user's pronunciations.
+public struct LexiconRequest: Sendable, Equatable, Codable {
+    public enum Action: String, Sendable, Codable { case add, remove, list }
+
+    public var action: Action
+    public var grapheme: String?
+    public var ipa: String?
+    public var alias: String?
+    public var lang: String?
+    public var caseSensitive: Bool?
+
+    public init(
+        _ action: Action, grapheme: String? = nil, ipa: String? = nil, alias: String? = nil, lang: String? = nil,
+        caseSensitive: Bool? = nil
+    ) {
+        self.action = action
+        self.grapheme = grapheme
+        self.ipa = ipa
+        self.alias = alias
+        self.lang = lang
+        self.caseSensitive = caseSensitive
+    }
+
+    /// The speech API's change, once the fields make sense together.
+    public func change() throws(SpeechError) -> LexiconChange {
+        func grapheme() throws(SpeechError) -> String {
+            guard let grapheme = self.grapheme, !grapheme.trimmed.isEmpty else {
+                throw SpeechError(.invalidRequest, "lexicon \(action.rawValue) needs a 'grapheme'")
+            }
+            return grapheme
+        }
+        switch action {
+        case .list:
+            return .list
+        case .remove:
+            return .remove(grapheme: try grapheme(), language: lang.flatMap(LexiconEntry.normalize(language:)))
+        case .add:
+            let written = try grapheme()
+            let pronunciation: LexiconEntry.Pronunciation
+            switch (ipa?.trimmed, alias?.trimmed) {
+            case (let ipa?, nil) where !ipa.isEmpty: pronunciation = .ipa(ipa)
+            case (nil, let alias?) where !alias.isEmpty: pronunciation = .alias(alias)
+            default: throw SpeechError(.invalidRequest, "lexicon add needs exactly one of 'ipa' or 'alias'")
+            }
+            return .add(LexiconEntry(grapheme: written, pronunciation: pronunciation, language: lang, caseSensitive: caseSensitive ?? false))
+        }
+    }
+}

@@ -25,6 +25,8 @@ public enum ServerMessage: Sendable, Equatable {
         case pronunciation(ipa: String)
         /// `render`: the audio, not played.
         case audio(RenderedAudio)
+        /// `lexicon`: the entries added, removed or in force, with their files.
+        case lexicon([LexiconListing])
         /// `subscribe`: nothing to say but yes.
         case done
     }
@@ -64,7 +66,7 @@ public enum ServerMessage: Sendable, Equatable {
         public var message: String
 
         public init(_ error: SpeechError) {
-            code = error.code.rawValue
+            code = error.code.wireName
             message = error.message
         }
 
@@ -80,6 +82,7 @@ extension ServerMessage: Codable {
     private enum Keys: String, CodingKey {
         // Replies
         case id, ok, error, utterance, effective, version, state, current, queue, voices, ipa, pcm, sampleRate, channels
+        case entries
         // Events
         case event, start, length, text, successful, reason, message, name
     }
@@ -104,6 +107,7 @@ extension ServerMessage: Codable {
                 try container.encode(audio.format.sampleRate, forKey: .sampleRate)
                 try container.encode(audio.format.channels, forKey: .channels)
                 try container.encode(Base64.encode(audio.samples), forKey: .pcm)
+            case .lexicon(let entries): try container.encode(entries, forKey: .entries)
             case .done: break
             }
         case .failure(let error, let id):
@@ -171,6 +175,8 @@ extension ServerMessage: Codable {
             reply = .voices(voices)
         } else if let ipa = try container.decodeIfPresent(String.self, forKey: .ipa) {
             reply = .pronunciation(ipa: ipa)
+        } else if let entries = try container.decodeIfPresent([LexiconListing].self, forKey: .entries) {
+            reply = .lexicon(entries)
         } else if let pcm = try container.decodeIfPresent(String.self, forKey: .pcm) {
             guard let samples = Base64.decodeSamples(pcm) else {
                 throw DecodingError.dataCorruptedError(forKey: .pcm, in: container, debugDescription: "not base64 PCM")
@@ -183,5 +189,38 @@ extension ServerMessage: Codable {
             reply = .done
         }
         self = .reply(reply, to: id)
+    }
+}
+
+/// `{"graphemes":["pomme"],"ipa":"ʃa","lang":"fr","caseSensitive":false,"source":"…/lexicon.pls"}`
+extension LexiconListing: Codable {
+    private enum Keys: String, CodingKey { case graphemes, ipa, alias, lang, caseSensitive, source }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(entry.graphemes, forKey: .graphemes)
+        switch entry.pronunciation {
+        case .ipa(let ipa): try container.encode(ipa, forKey: .ipa)
+        case .alias(let alias): try container.encode(alias, forKey: .alias)
+        }
+        try container.encodeIfPresent(entry.language, forKey: .lang)
+        try container.encode(entry.caseSensitive, forKey: .caseSensitive)
+        try container.encode(source, forKey: .source)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let pronunciation: LexiconEntry.Pronunciation
+        if let ipa = try container.decodeIfPresent(String.self, forKey: .ipa) {
+            pronunciation = .ipa(ipa)
+        } else {
+            pronunciation = .alias(try container.decode(String.self, forKey: .alias))
+        }
+        self.init(
+            entry: LexiconEntry(
+                graphemes: try container.decode([String].self, forKey: .graphemes), pronunciation: pronunciation,
+                language: try container.decodeIfPresent(String.self, forKey: .lang),
+                caseSensitive: try container.decode(Bool.self, forKey: .caseSensitive)),
+            source: try container.decode(String.self, forKey: .source))
     }
 }

@@ -13,7 +13,6 @@ struct SSIPConnection: Sendable {
         await router.beginAnswer(client)
         var actions = session.receive(frame)
         var keepOpen = true
-        var queuedMessage = false
         while !actions.isEmpty {
             let action = actions.removeFirst()
             let next: [SSIPSession.Action]
@@ -23,7 +22,6 @@ struct SSIPConnection: Sendable {
                 next = []
             case .speak(let request, let notifications):
                 next = await speak(request, notifications: notifications, session: &session)
-                queuedMessage = queuedMessage || next.contains { if case .reply(let reply) = $0 { reply.code == 225 } else { false } }
             case .control(let control, let scope, let reply):
                 switch control {
                 case .stop, .cancel: _ = await speech.stop(scope)
@@ -47,7 +45,7 @@ struct SSIPConnection: Sendable {
             }
             actions = next + actions
         }
-        await router.endAnswer(client, queuedMessage: queuedMessage)
+        await router.endAnswer(client)
         return keepOpen
     }
 

@@ -10,7 +10,7 @@ public enum SSIPEvents {
         let head = [String(event.utterance.rawValue), String(client.rawValue)]
         switch event {
         case .started:
-            return notifications.contains(.begin) ? SSIPReply(701, "BEGIN", lines: head) : nil
+            return begin(event.utterance, client: client, notifications: notifications)
         case .mark(_, let name):
             return notifications.contains(.indexMarks) ? SSIPReply(700, "INDEX MARK", lines: head + [name]) : nil
         case .paused:
@@ -25,5 +25,10 @@ public enum SSIPEvents {
         case .word:
             return nil
         }
+    }
+
+    /// `701 BEGIN`: the message began to be spoken.
+    public static func begin(_ id: UtteranceID, client: ClientID, notifications: SSIPNotifications) -> SSIPReply? {
+        notifications.contains(.begin) ? SSIPReply(701, "BEGIN", lines: [String(id.rawValue), String(client.rawValue)]) : nil
     }
 }

@@ -7,30 +7,33 @@ import A11yCore
 /// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). An
 /// outbox the client does not drain is bounded: past `outboxLimit` replies the connection is closed.
 ///
-/// After the reply that queued a message, its events wait `eventGrace` more: python3-speechd (and so
-/// Orca) registers a message's callback only once it has read that reply, on another thread than the
-/// one reading events, and a11yd begins speaking within a millisecond or two; without the grace,
-/// `701 BEGIN` is often lost (seen in one run of three).
+/// `701 BEGIN` goes out when the message is first heard (its first word or mark, else just before
+/// its `702 END` or `704 PAUSED`), not when a11yd starts synthesising it: that is what BEGIN means
+/// to speech-dispatcher's clients, and a BEGIN sent within a millisecond of `225` reaches
+/// python3-speechd before it has registered the message's callback (its own TODO says so).
 actor SSIPRouter {
+    private struct Message {
+        /// The events the client asked for when it sent the message.
+        var notifications: SSIPNotifications
+        var started = false
+        var begun = false
+    }
+
     private struct Connection {
         var outbox: AsyncStream<SSIPReply>.Continuation
-        /// The events each of its messages asked for, until the message's last event.
-        var messages: [UtteranceID: SSIPNotifications] = [:]
+        /// Each message until its last event.
+        var messages: [UtteranceID: Message] = [:]
         var isAnswering = false
-        /// Events wait until this instant (the grace after a message was queued).
-        var holdsUntil: ContinuousClock.Instant?
         var heldEvents: [SSIPReply] = []
         /// Changes other connections made, applied before its next line.
         var changes: [SSIPSettingChange] = []
     }
 
     private let outboxLimit: Int
-    private let eventGrace: Duration
     private var connections: [ClientID: Connection] = [:]
 
-    init(outboxLimit: Int, eventGrace: Duration) {
+    init(outboxLimit: Int) {
         self.outboxLimit = outboxLimit
-        self.eventGrace = eventGrace
     }
 
     var connectionCount: Int { connections.count }
@@ -52,30 +55,10 @@ actor SSIPRouter {
         connections[client]?.isAnswering = true
     }
 
-    /// The reply is written: the events that waited for it follow, after the grace if it queued
-    /// a message.
-    func endAnswer(_ client: ClientID, queuedMessage: Bool) {
-        connections[client]?.isAnswering = false
-        if queuedMessage, eventGrace > .zero {
-            connections[client]?.holdsUntil = .now + eventGrace
-            let grace = eventGrace
-            Task {
-                try? await Task.sleep(for: grace)
-                self.endGrace(client)
-            }
-        }
-        releaseIfDue(client)
-    }
-
-    private func endGrace(_ client: ClientID) {
-        guard let until = connections[client]?.holdsUntil, until <= .now else { return }
-        connections[client]?.holdsUntil = nil
-        releaseIfDue(client)
-    }
-
-    /// Sends the held events, in order, unless something still holds them.
-    private func releaseIfDue(_ client: ClientID) {
-        guard var connection = connections[client], !connection.isAnswering, connection.holdsUntil == nil else { return }
+    /// The reply is written: the events that waited for it follow.
+    func endAnswer(_ client: ClientID) {
+        guard var connection = connections[client] else { return }
+        connection.isAnswering = false
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection
@@ -84,7 +67,7 @@ actor SSIPRouter {
 
     /// A message the client is about to queue, with the events it wants for it.
     func expect(_ id: UtteranceID, notifications: SSIPNotifications, by client: ClientID) {
-        connections[client]?.messages[id] = notifications
+        connections[client]?.messages[id] = Message(notifications: notifications)
     }
 
     func forget(_ id: UtteranceID, by client: ClientID) {
@@ -94,13 +77,28 @@ actor SSIPRouter {
     func route(_ delivery: ClientEvent) {
         let client = delivery.owner
         let id = delivery.event.utterance
-        guard var connection = connections[client], let notifications = connection.messages[id] else { return }
-        if case .finished = delivery.event { connection.messages[id] = nil }
-        let reply = SSIPEvents.reply(for: delivery.event, client: client, notifications: notifications)
-        let holding = connection.isAnswering || connection.holdsUntil != nil
-        if let reply, holding { connection.heldEvents.append(reply) }
+        guard var connection = connections[client], var message = connection.messages[id] else { return }
+        var replies: [SSIPReply] = []
+        switch delivery.event {
+        case .started:
+            message.started = true
+        case .word, .mark, .paused, .finished(_, _, .spoken, _):
+            if message.started && !message.begun {
+                message.begun = true
+                replies += [SSIPEvents.begin(id, client: client, notifications: message.notifications)].compactMap { $0 }
+            }
+            replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
+        case .resumed, .finished:
+            replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
+        }
+        if case .finished = delivery.event {
+            connection.messages[id] = nil
+        } else {
+            connection.messages[id] = message
+        }
+        if connection.isAnswering { connection.heldEvents += replies }
         connections[client] = connection
-        if let reply, !holding { send(reply, to: client) }
+        if !connection.isAnswering { for reply in replies { send(reply, to: client) } }
     }
 
     /// Hands a settings change to other connections: every other one for `.all`, else the one

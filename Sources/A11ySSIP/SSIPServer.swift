@@ -29,8 +29,6 @@ public final class SSIPServer: Service, Sendable {
         public var maximumMessageBytes = 1024 * 1024
         /// Most replies and events waiting for a client that does not read; past it, it is cut off.
         public var outboxLimit = 4096
-        /// How long a message's events wait after the reply that queued it (SSIPRouter says why).
-        public var eventGrace: Duration = .milliseconds(5)
         /// What `GET LANGUAGE` says before a client sets one.
         public var defaultLanguage = "en"
 
@@ -40,19 +38,25 @@ public final class SSIPServer: Service, Sendable {
     private typealias Connection = NIOAsyncChannel<SSIPFrame, SSIPReply>
 
     private let listener: Listener
+    private let peers: PeerPolicy
     private let speech: any SpeechControl
     private let configuration: Configuration
     private let events: AsyncStream<ClientEvent>
     private let router: SSIPRouter
     private let logger: Logger
 
-    public init(listener: Listener, speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger) {
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served.
+    public init(
+        listener: Listener, allowedUIDs: [UInt32] = [], speech: any SpeechControl, configuration: Configuration = .init(),
+        logger: Logger
+    ) {
         self.listener = listener
+        self.peers = PeerPolicy(allowedUIDs: allowedUIDs)
         self.speech = speech
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
         self.events = speech.events()
-        self.router = SSIPRouter(outboxLimit: configuration.outboxLimit, eventGrace: configuration.eventGrace)
+        self.router = SSIPRouter(outboxLimit: configuration.outboxLimit)
         self.logger = logger
     }
 
@@ -73,8 +77,12 @@ public final class SSIPServer: Service, Sendable {
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let maximumLineLength = configuration.maximumLineLength
+        let peers = peers
+        let logger = logger
         let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedSSIPConnection> = { channel in
-            channel.eventLoop.makeCompletedFuture {
+            peers.admit(channel) { peer in
+                logger.warning("refused an SSIP client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            }.flatMapThrowing {
                 try channel.pipeline.syncOperations.addHandlers(
                     ByteToMessageHandler(SSIPLineDecoder(maximumLength: maximumLineLength)),
                     MessageToByteHandler(SSIPReplyEncoder()))

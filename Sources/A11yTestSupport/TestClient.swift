@@ -60,6 +60,11 @@ public actor TestClient {
         try await outbound?.write(ByteBuffer(string: text))
     }
 
+    /// Sends bytes as they are (invalid UTF-8 included) in one write.
+    public func sendBytes(_ bytes: [UInt8]) async throws {
+        try await outbound?.write(ByteBuffer(bytes: bytes))
+    }
+
     /// Sends requests in one write (so they arrive together).
     public func send(_ requests: RequestLine...) async throws {
         try await sendRaw(requests.map { LineCodec.encodeString($0) + "\n" }.joined())

@@ -17,6 +17,12 @@ struct A11yd: AsyncParsableCommand {
     @Option(help: "Socket path (default: $A11YD_SOCKET, else $XDG_RUNTIME_DIR/a11yd/socket).")
     var socket: String?
 
+    @Option(help: "SSIP socket, speech-dispatcher's protocol (default: $XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock).")
+    var ssipSocket: String?
+
+    @Flag(help: "Serve no SSIP (only a11yd's JSON Lines socket).")
+    var noSSIP = false
+
     @Option(help: "Configuration file (default: $XDG_CONFIG_HOME/a11yd/a11yd.toml).")
     var config: String?
 
@@ -37,7 +43,10 @@ struct A11yd: AsyncParsableCommand {
         }
         let logger = Logger(label: "a11yd")
         do {
-            try await Daemon(options: .init(socketPath: socket, configPath: config), logger: logger).run()
+            var options = Daemon.Options(socketPath: socket, configPath: config)
+            options.ssipSocketPath = ssipSocket
+            options.ssipDisabled = noSSIP
+            try await Daemon(options: options, logger: logger).run()
         } catch {
             logger.critical("a11yd cannot run: \(error)")
             throw ExitCode.failure

@@ -73,19 +73,37 @@ struct A11ySay: ParsableCommand {
     @Flag(help: "List the installed voices.")
     var listVoices = false
 
+    @Option(help: ArgumentHelp("Say WORD with this IPA from now on, in every client's speech (with --lang: only in that language).", valueName: "WORD=IPA"))
+    var lexiconAdd: String?
+    @Option(help: ArgumentHelp("Say TEXT instead of WORD from now on (an acronym read as a word, say).", valueName: "WORD=TEXT"))
+    var lexiconAlias: String?
+    @Option(help: ArgumentHelp("Forget the lexicon entry for WORD (with --lang: the one for that language).", valueName: "WORD"))
+    var lexiconRemove: String?
+    @Flag(help: "List the lexicon entries in force and the files they come from.")
+    var lexiconList = false
+    @Flag(help: "With --lexicon-add or --lexicon-alias: match WORD's case exactly.")
+    var caseSensitive = false
+
     @Option(help: "Socket path (default: $A11YD_SOCKET, else $XDG_RUNTIME_DIR/a11yd/socket).")
     var socket: String?
     @Flag(help: "Print the daemon's replies and events as JSON Lines.")
     var json = false
 
     func validate() throws {
-        let controls = [pause, resume, stop, status, listVoices].filter { $0 }.count
+        let controls = [pause, resume, stop, status, listVoices, lexiconAdd != nil, lexiconAlias != nil, lexiconRemove != nil, lexiconList]
+            .filter { $0 }.count
         let kinds = [layout, screen, scrolled].filter { $0 }.count
         if controls > 1 { throw ValidationError("use one of --pause, --resume, --stop, --status, --list-voices at a time") }
         if controls == 1 && text != nil { throw ValidationError("a control (--pause, --stop, …) takes no text") }
         if controls == 0 && text == nil { throw ValidationError("nothing to say: give a TEXT, or a control such as --stop") }
         if kinds > 1 { throw ValidationError("use at most one of --layout, --screen, --scrolled") }
         if at != nil && !pause { throw ValidationError("--at goes with --pause") }
+        for (flag, pair) in [("--lexicon-add", lexiconAdd), ("--lexicon-alias", lexiconAlias)] {
+            if let pair, !pair.contains("=") { throw ValidationError("\(flag) takes WORD=\(flag == "--lexicon-add" ? "IPA" : "TEXT"), got '\(pair)'") }
+        }
+        if caseSensitive && lexiconAdd == nil && lexiconAlias == nil {
+            throw ValidationError("--case-sensitive goes with --lexicon-add or --lexicon-alias")
+        }
         if showIPA && output != nil { throw ValidationError("use one of --show-ipa and --output") }
         if ssml && (!ipa.isEmpty || !spell.isEmpty) { throw ValidationError("--ipa and --spell apply to plain text, not --ssml") }
         for pair in ipa where !pair.contains("=") { throw ValidationError("--ipa takes WORD=IPA, got '\(pair)'") }
@@ -105,9 +123,11 @@ struct A11ySay: ParsableCommand {
 
         var outcome: ExitCode = .success
         var utterance: UtteranceID?
+        var answered = false
         do {
             try connection.exchange(request) { message in
                 if json { print(LineCodec.encodeString(message)) }
+                if case .event = message {} else { answered = true }
                 switch message {
                 case .failure(let error, _):
                     printError("\(error.message) (\(error.code))")
@@ -136,6 +156,10 @@ struct A11ySay: ParsableCommand {
             }
         } catch {
             printError("lost the connection to a11yd: \(Self.describe(error))")
+            throw ExitCode.failure
+        }
+        if !answered {
+            printError("a11yd at \(path) closed the connection without answering (see its log)")
             throw ExitCode.failure
         }
         if outcome != .success { throw outcome }
@@ -183,6 +207,15 @@ struct A11ySay: ParsableCommand {
         if stop { return RequestLine(.stop) }
         if status { return RequestLine(.status) }
         if listVoices { return RequestLine(.voices) }
+        if lexiconList { return RequestLine(.lexicon(LexiconRequest(.list))) }
+        if let word = lexiconRemove { return RequestLine(.lexicon(LexiconRequest(.remove, grapheme: word, lang: lang))) }
+        if let pair = lexiconAdd ?? lexiconAlias {
+            let word = String(pair.prefix { $0 != "=" })
+            let said = String(pair.dropFirst(word.count + 1))
+            return RequestLine(.lexicon(LexiconRequest(
+                .add, grapheme: word, ipa: lexiconAdd != nil ? said : nil, alias: lexiconAlias != nil ? said : nil,
+                lang: lang, caseSensitive: caseSensitive ? true : nil)))
+        }
         let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
         var post = Post(kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume)
         if ssml {
@@ -215,6 +248,15 @@ struct A11ySay: ParsableCommand {
             for voice in voices { print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)") }
         case .pronunciation(let ipa):
             print(ipa)
+        case .lexicon(let entries):
+            if lexiconList && entries.isEmpty { print("no lexicon entries") }
+            for listing in entries {
+                if lexiconList {
+                    print("\(listing.entry)\t(\(listing.source))")
+                } else {
+                    print("\(lexiconRemove != nil ? "removed" : "added"): \(listing.entry)")
+                }
+            }
         case .posted, .control, .audio, .done:
             break
         }

@@ -1,8 +1,9 @@
 import A11yCore
 import Synchronization
 
-func request(_ text: String) -> SynthesisRequest {
-    SynthesisRequest(
+func request(_ text: String) -> Utterance {
+    Utterance(
+        text: text,
         segments: [SpeechSegment(content: .text(text), voice: "fr", sourceStart: 0, sourceLength: text.unicodeScalars.count)],
         rate: 175, pitch: 50, volume: 100)
 }
@@ -13,7 +14,7 @@ func item(
 ) -> SpeechItem {
     SpeechItem(
         id: UtteranceID(rawValue: id), kind: kind, priority: priority, queued: queued,
-        text: text ?? "item \(id)", playsEarcon: kind == .screenChanged, synthesis: request(text ?? "item \(id)"))
+        playsEarcon: kind == .screenChanged, utterance: request(text ?? "item \(id)"))
 }
 
 /// An engine that "speaks" every word of the text as 100 frames of a constant sample.
@@ -21,7 +22,7 @@ struct FakeEngine: SpeechEngine {
     var format: AudioFormat { AudioFormat(sampleRate: 1000) }
     var failOn: String?
 
-    func synthesize(_ request: SynthesisRequest) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+    func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         AsyncThrowingStream { continuation in
             var frame = 0
             for segment in request.segments {

@@ -255,7 +255,7 @@ import Testing
 
     func ssip(_ id: UInt64, _ priority: MessagePriority, owner: UInt64 = 1) -> SpeechItem {
         SpeechItem(
-            id: UtteranceID(rawValue: id), kind: .announcement, text: "item \(id)", synthesis: request("item \(id)"),
+            id: UtteranceID(rawValue: id), kind: .announcement, utterance: request("item \(id)"),
             owner: ClientID(rawValue: owner), messagePriority: priority)
     }
     func id(_ n: UInt64) -> UtteranceID { UtteranceID(rawValue: n) }
@@ -445,8 +445,8 @@ import Testing
                 if next(2) == 0 {
                     // An SSIP item of any priority, from one of three clients.
                     record(queue.post(SpeechItem(
-                        id: UtteranceID(rawValue: UInt64(posted)), kind: .announcement, text: "ssip",
-                        synthesis: request("ssip"), owner: ClientID(rawValue: UInt64(next(3))),
+                        id: UtteranceID(rawValue: UInt64(posted)), kind: .announcement,
+                        utterance: request("ssip"), owner: ClientID(rawValue: UInt64(next(3))),
                         messagePriority: MessagePriority.allCases[next(5)])))
                 } else {
                     let kind = NotificationKind.allCases[next(4)]

@@ -13,7 +13,7 @@ struct RenderedWithMarks {
 
 func renderWithMarks(_ engine: EspeakEngine, _ segments: [SpeechSegment]) async throws -> RenderedWithMarks {
     var result = RenderedWithMarks()
-    let request = SynthesisRequest(segments: segments, rate: 175, pitch: 50, volume: 100)
+    let request = Utterance(segments: segments, rate: 175, pitch: 50, volume: 100)
     for try await chunk in engine.synthesize(request) {
         result.words += chunk.words
         result.samples += chunk.samples

@@ -58,7 +58,7 @@ extension EngineTests {
             let french = segment("bonjour le monde", voice: "fr", sourceStart: 0)
             let english = segment("hello world", voice: "en-us", sourceStart: 17)
             let rendered = try await render(
-                engine, SynthesisRequest(segments: [french, english], rate: 175, pitch: 50, volume: 100))
+                engine, Utterance(segments: [french, english], rate: 175, pitch: 50, volume: 100))
             #expect(rendered.words.map(\.start) == [0, 8, 11, 17, 23])
             #expect(rendered.words.map(\.length) == [7, 2, 5, 5, 5])
             checkFrames(rendered)
@@ -86,10 +86,10 @@ extension EngineTests {
             // A phoneme segment first sets eSpeak's (global) phoneme-input flag; the text that follows
             // must still be read as text. "[[42]]" read as text says "forty-two"; as phoneme
             // mnemonics "42" says nothing at all.
-            let asPhonemes = try await render(engine, SynthesisRequest(
+            let asPhonemes = try await render(engine, Utterance(
                 segments: [SpeechSegment(content: .phonemes("42"), voice: "en-us", sourceStart: 0, sourceLength: 2)],
                 rate: 175, pitch: 50, volume: 100))
-            let request = SynthesisRequest(
+            let request = Utterance(
                 segments: [
                     SpeechSegment(content: .phonemes("h@l'oU"), voice: "en-us", sourceStart: 0, sourceLength: 5),
                     segment("[[42]] & b", voice: "en-us", sourceStart: 6),
@@ -110,7 +110,7 @@ extension EngineTests {
         @Test func phonemeSegmentGivesAudioAndOneMark() async throws {
             let mnemonics = try await engine.phonemes(for: "bonjour", voice: "fr")
             #expect(!mnemonics.isEmpty)
-            let request = SynthesisRequest(
+            let request = Utterance(
                 segments: [SpeechSegment(content: .phonemes(mnemonics), voice: "fr", sourceStart: 4, sourceLength: 7)],
                 rate: 175, pitch: 50, volume: 100)
             let rendered = try await render(engine, request)
@@ -120,7 +120,7 @@ extension EngineTests {
         }
 
         @Test func phonemeSegmentMarkSitsAtItsFirstFrame() async throws {
-            let request = SynthesisRequest(
+            let request = Utterance(
                 segments: [
                     segment("bonjour", voice: "fr", sourceStart: 0),
                     SpeechSegment(content: .phonemes("mO~d"), voice: "fr", sourceStart: 8, sourceLength: 5),

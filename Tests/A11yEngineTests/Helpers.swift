@@ -30,7 +30,7 @@ struct Rendered {
     func seconds(_ format: AudioFormat) -> Double { Double(samples.count) / Double(format.sampleRate) }
 }
 
-func render(_ engine: EspeakEngine, _ request: SynthesisRequest) async throws -> Rendered {
+func render(_ engine: EspeakEngine, _ request: Utterance) async throws -> Rendered {
     var result = Rendered()
     for try await chunk in engine.synthesize(request) {
         for word in chunk.words {
@@ -45,8 +45,8 @@ func render(_ engine: EspeakEngine, _ request: SynthesisRequest) async throws ->
 
 func text(
     _ string: String, voice: String = "fr", sourceStart: Int = 0, rate: Int = 175
-) -> SynthesisRequest {
-    SynthesisRequest(
+) -> Utterance {
+    Utterance(
         segments: [segment(string, voice: voice, sourceStart: sourceStart)],
         rate: rate, pitch: 50, volume: 100)
 }

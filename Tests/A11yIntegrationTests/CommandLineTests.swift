@@ -1,4 +1,5 @@
 import A11yCore
+import A11yDaemon
 import A11yProtocol
 import A11yTestSupport
 import Foundation
@@ -50,6 +51,33 @@ import Testing
         #expect(interrupting.status == 0)
         #expect(try await long.waitForExit(timeout: .seconds(20)) == 2)
         #expect(long.errors.contains("interrupted"))
+        await daemon.shutDown()
+    }
+
+    /// issue 12's example: after `--lexicon-add "pomme=ʃa" --lang fr`, "pomme" in French is said
+    /// "chat" by every client, until `--lexicon-remove`.
+    @Test func theLexiconFromTheCommandLine() async throws {
+        let daemon = try await DaemonHarness()
+        let chat = try await run(["--show-ipa", "--lang", "fr", "chat"], socket: daemon.socketPath)
+        let before = try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath)
+        let added = try await run(["--lexicon-add", "pomme=ʃa", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(added.status == 0, "\(added.err)")
+        #expect(added.out.contains("pomme → /ʃa/ [fr]"), "\(added.out)")
+        let after = try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath)
+        #expect(after.out != before.out)
+        #expect(after.out.contains(chat.out.replacingOccurrences(of: "(fr) ", with: "").trimmed), "\(after.out) vs \(chat.out)")
+        let listed = try await run(["--lexicon-list"], socket: daemon.socketPath)
+        #expect(listed.status == 0)
+        #expect(listed.out.contains("pomme → /ʃa/ [fr]"), "\(listed.out)")
+        #expect(listed.out.contains("lexicon.pls"), "the file it lives in: \(listed.out)")
+        let alias = try await run(["--lexicon-alias", "SNCF=sncf", "--case-sensitive"], socket: daemon.socketPath)
+        #expect(alias.out.contains("SNCF → \"sncf\" [all languages, case-sensitive]"), "\(alias.out)")
+        let removed = try await run(["--lexicon-remove", "pomme", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(removed.status == 0, "\(removed.err)")
+        #expect(try await run(["--show-ipa", "--lang", "fr", "une pomme"], socket: daemon.socketPath).out == before.out)
+        let missing = try await run(["--lexicon-remove", "pomme", "--lang", "fr"], socket: daemon.socketPath)
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("pomme"), "\(missing.err)")
         await daemon.shutDown()
     }
 
@@ -114,5 +142,61 @@ import Testing
         #expect(!libraries.isEmpty)
         #expect(!libraries.contains { $0.contains("Foundation") || $0.contains("ICU") }, "\(libraries)")
         #expect(!libraries.contains { $0.contains("libswift") }, "\(libraries)")
+    }
+}
+
+/// Only the daemon's own user (and root, and the configured uids) is served, whatever the mode of
+/// the socket (issue 10): the peer is checked with SO_PEERCRED.
+@Suite(.serialized) struct PeerCredentialTests {
+    /// Runs a copy of a11ysay as `nobody` (uid 65534) from a folder anyone can read.
+    func statusAsNobody(socket: String, folder: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let copy = folder + "/a11ysay"
+        if !FileManager.default.fileExists(atPath: copy) {
+            try FileManager.default.copyItem(atPath: CommandLineTests.a11ysay, toPath: copy)
+        }
+        return try await run(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", copy, "--status", "--socket", socket],
+            environment: ["PATH": "/usr/bin:/bin", "HOME": folder, "A11YD_NO_AUTOSPAWN": "1"])
+    }
+
+    func looseFolder() throws -> String {
+        var template = Array("/tmp/a11y-peer-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
+        let folder = String(cString: made)
+        chmod(folder, 0o755)
+        return folder
+    }
+
+    @Test func anotherUsersClientIsRefusedEvenWhenTheSocketIsOpenToAll() async throws {
+        let folder = try looseFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let daemon = try await DaemonHarness(socketPath: folder + "/run/socket")
+        // Loosened by hand, as a careless setup might.
+        chmod(folder + "/run", 0o777)
+        chmod(folder + "/run/socket", 0o777)
+        let refused = try await statusAsNobody(socket: folder + "/run/socket", folder: folder)
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
+        // Closed unanswered (reset, as the request was never read).
+        #expect(refused.stderr.contains("without answering") || refused.stderr.contains("reset"), "\(refused.stderr)")
+        #expect(!refused.stdout.contains("state:"))
+        // The daemon's own user is still served.
+        let client = try await daemon.client()
+        try await client.send(RequestLine(.status, id: .number(1)))
+        #expect(try await client.waitFor("status") { $0.id == .number(1) }.state == "idle")
+        await daemon.shutDown()
+    }
+
+    @Test func aConfiguredUIDIsServed() async throws {
+        let folder = try looseFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var configuration = DaemonConfiguration()
+        configuration.allowedUIDs = [65534]
+        let daemon = try await DaemonHarness(configuration: configuration, socketPath: folder + "/run/socket")
+        chmod(folder + "/run", 0o777)
+        chmod(folder + "/run/socket", 0o777)
+        let served = try await statusAsNobody(socket: folder + "/run/socket", folder: folder)
+        #expect(served.status == 0, "\(served.stderr)")
+        #expect(served.stdout.contains("state: idle"), "\(served.stdout)")
+        await daemon.shutDown()
     }
 }

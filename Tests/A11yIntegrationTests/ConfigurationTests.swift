@@ -38,8 +38,11 @@ import Testing
         ("[earcon]\nscreen_changed = 1", "'earcon.screen_changed' must be true or false"),
     ])
     func badValuesAreRefusedWithTheKeyNamed(text: String, message: String) {
-        #expect(throws: ConfigurationError(path: "<config>", message: message)) {
+        #expect {
             try DaemonConfiguration.parse(text)
+        } throws: { error in
+            let error = error as? ConfigurationError
+            return error?.path == "<config>" && error?.message == message
         }
     }
 

@@ -16,6 +16,8 @@ final class DaemonHarness {
     let pulse: PrivatePulseServer
     let socketPath: String
     let speech: SpeechService
+    /// Where the user's lexicon.pls is written.
+    let lexiconFolder: String
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
     /// Ends when speech has shut down (after the last `finished`).
@@ -28,19 +30,24 @@ final class DaemonHarness {
         return logger
     }()
 
-    init(configuration: DaemonConfiguration = DaemonConfiguration()) async throws {
+    init(configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096) async throws {
         pulse = try PrivatePulseServer()
         // A folder that does not exist yet: the daemon makes it, owner-only.
-        socketPath = pulse.directory.path + "/runtime/a11yd/socket"
+        self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
         let engine = try EspeakEngine(logger: Self.logger)
         let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
         try await output.waitUntilConnected()
         var configuration = configuration
         configuration.voice.language = configuration.voice.language ?? "fr"
+        lexiconFolder = pulse.directory.path + "/config"
+        let lexicon = LexiconStore(location: .init(configurationDirectory: lexiconFolder))
+        lexicon.reload()
         speech = SpeechService(
-            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), configuration: configuration,
-            environment: [:], logger: Self.logger)
-        let server = JSONLinesServer(listener: .path(socketPath), speech: speech, logger: Self.logger)
+            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon,
+            configuration: configuration, environment: [:], logger: Self.logger)
+        let server = JSONLinesServer(
+            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, cutOffAfter: cutOffAfter, speech: speech,
+            logger: Self.logger)
         speechEvents = speech.events()
         // As in the daemon: speech last, so shut down first; connections a client keeps open are
         // cut after the same grace.
@@ -50,7 +57,7 @@ final class DaemonHarness {
         let group = self.group
         running = Task { try await group.run() }
         let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: socketPath) {
+        while !FileManager.default.fileExists(atPath: self.socketPath) {
             guard ContinuousClock.now < deadline else { throw TestFailure("daemon did not listen") }
             try await Task.sleep(for: .milliseconds(5))
         }

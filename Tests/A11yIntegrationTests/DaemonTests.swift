@@ -57,6 +57,9 @@ import Testing
         try await client.sendRaw(#"{"op":"post","id":5,"text":42}"# + "\n")
         let type = try await client.waitFor("wrong type") { $0.id == .number(5) }
         #expect(type.error?.code == "invalid_request")
+        try await client.sendBytes(Array(#"{"op":"post","id":7,"text":"caf"#.utf8) + [0xE9] + Array("\"}\n".utf8))
+        let latin1 = try await client.waitFor("invalid UTF-8") { $0.error?.code == "bad_utf8" }
+        #expect(latin1.ok == false)
         // And a good line still works on the same connection.
         try await client.sendRaw(#"{"op":"post","id":6,"text":"encore"}"# + "\n")
         let good = try await client.waitFor("good post") { $0.id == .number(6) }

@@ -36,9 +36,20 @@ import Testing
         case .success:
             Issue.record("accepted \(line)")
         case .failure(let failure):
-            #expect(failure.error.code.rawValue == code, "\(failure.error.message)")
+            #expect(failure.error.code.wireName == code, "\(failure.error.message)")
             #expect(!failure.error.message.isEmpty)
         }
+    }
+
+    @Test func invalidUTF8IsRefusedNotRepaired() {
+        var line = Array(#"{"op":"post","id":1,"text":"caf"#.utf8)
+        line += [0xC3, 0x28]  // a lead byte followed by a byte that cannot continue it
+        line += Array(#""}"#.utf8)
+        guard case .failure(let failure) = LineCodec.decodeRequest(line) else {
+            Issue.record("accepted invalid UTF-8")
+            return
+        }
+        #expect(failure.error.code == .badUTF8)
     }
 
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {

@@ -1,4 +1,5 @@
 import A11yCore
+
 @testable import A11yPronunciation
 import Testing
 

@@ -194,8 +194,8 @@ struct SSMLPlanTests {
         var words: [WordMark] = []
         var marks: [NamedMark] = []
         var frames = 0
-        let request = SynthesisRequest(segments: plan.segments, rate: 175, pitch: 50, volume: 100)
-        for try await chunk in p.engine.synthesize(request) {
+        let request = Utterance(segments: plan.segments, rate: 175, pitch: 50, volume: 100)
+        for try await chunk in sharedEngine.synthesize(request) {
             words += chunk.words
             marks += chunk.marks
             frames += chunk.samples.count
@@ -216,7 +216,7 @@ struct SSMLPlanTests {
     @Test func telephoneWordEventsPointIntoSpokenText() async throws {
         let plan = try await planned(#"<speak><say-as interpret-as="telephone">06.11</say-as></speak>"#)
         var words: [WordMark] = []
-        for try await chunk in p.engine.synthesize(SynthesisRequest(segments: plan.segments, rate: 175, pitch: 50, volume: 100)) {
+        for try await chunk in sharedEngine.synthesize(Utterance(segments: plan.segments, rate: 175, pitch: 50, volume: 100)) {
             words += chunk.words
         }
         let scalars = Array(plan.spokenText.unicodeScalars)

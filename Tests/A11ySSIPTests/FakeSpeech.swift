@@ -43,8 +43,8 @@ final class FakeSpeech: SpeechControl {
             state.nextID += 1
             state.requests[id] = request
             return SpeechItem(
-                id: id, kind: request.kind, text: Self.text(request.content),
-                synthesis: SynthesisRequest(segments: [], rate: 175, pitch: 50, volume: 100),
+                id: id, kind: request.kind,
+                utterance: Utterance(text: Self.text(request.content), segments: [], rate: 175, pitch: 50, volume: 100),
                 messagePriority: request.messagePriority)
         }
     }
@@ -110,6 +110,8 @@ final class FakeSpeech: SpeechControl {
     func render(_ request: SpeechRequest) async throws -> RenderedAudio {
         RenderedAudio(format: AudioFormat(sampleRate: 22050), samples: [])
     }
+
+    func lexicon(_ change: LexiconChange) async throws -> [LexiconListing] { [] }
 
     func events() -> AsyncStream<ClientEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ClientEvent.self)

@@ -113,6 +113,49 @@ import Glibc
         #expect(try await daemon.waitForExit() == 0)
     }
 
+    /// The user's lexicon.pls, edited by hand, is read at start and again on SIGHUP; a broken file
+    /// is reported with its line and column and the last good lexicon stays in force (issue 12).
+    @Test func aHandEditedLexiconIsReloadedOnSighupAndABrokenOneIsKeptOut() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let lexiconFile = sandbox.configHome + "/a11yd/lexicon.pls"
+        func writeLexicon(_ body: String) throws {
+            try """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="fr">
+                \(body)
+                </lexicon>
+                """.write(toFile: lexiconFile, atomically: false, encoding: .utf8)
+        }
+        try writeLexicon("<lexeme><grapheme>pomme</grapheme><phoneme>ʃa</phoneme></lexeme>")
+        let environment = sandbox.environment(pulse: pulse)
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath], environment: environment, logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+        func shown(_ word: String) async throws -> String {
+            let result = try await run(Binaries.say, ["--show-ipa", "--lang", "fr", "--socket", sandbox.socketPath, word], environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout
+        }
+        let chat = try await shown("chat")
+        let poire = try await shown("poire")
+        #expect(try await shown("pomme") == chat, "read at start")
+
+        try writeLexicon("<lexeme><grapheme>pomme</grapheme><phoneme>pwaʁ</phoneme></lexeme>")
+        daemon.signal(SIGHUP)
+        try await daemon.waitForLog("lexicon reloaded")
+        #expect(try await shown("pomme") == poire, "the hand edit is in force after SIGHUP")
+
+        try writeLexicon("<lexeme><grapheme>pomme</grapheme><phoneme>ʃa</phoneme>")
+        daemon.signal(SIGHUP)
+        try await daemon.waitForLog("lexicon file not reloaded")
+        #expect(daemon.log.contains("lexicon.pls"), "\(daemon.log)")
+        #expect(daemon.log.contains("line"), "the problem names where: \(daemon.log)")
+        #expect(try await shown("pomme") == poire, "the last good lexicon stays in force")
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0)
+    }
+
     @Test func idleExitEndsTheDaemonAfterTheConfiguredTime() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()

@@ -13,11 +13,11 @@ extension DaemonConfiguration {
     /// missing file that was named explicitly is.
     public static func load(path: String, mustExist: Bool) throws(ConfigurationError) -> DaemonConfiguration {
         guard FileManager.default.fileExists(atPath: path) else {
-            if mustExist { throw ConfigurationError(path: path, message: "no such file") }
+            if mustExist { throw ConfigurationError.unreadable(path: path, "no such file") }
             return DaemonConfiguration()
         }
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError(path: path, message: "cannot read the file as UTF-8 text")
+            throw ConfigurationError.unreadable(path: path, "cannot read the file as UTF-8 text")
         }
         return try parse(text, path: path)
     }
@@ -29,7 +29,7 @@ extension DaemonConfiguration {
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            throw ConfigurationError(path: path, message: "\(error)")
+            throw ConfigurationError.malformed(path: path, "\(error)")
         }
     }
 
@@ -38,9 +38,9 @@ extension DaemonConfiguration {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigurationError(path: path, message: "\(error.description) (line \(error.source.begin.line))")
+            throw ConfigurationError.malformed(path: path, "\(error.description) (line \(error.source.begin.line))")
         } catch {
-            throw ConfigurationError(path: path, message: "\(error)")
+            throw ConfigurationError.malformed(path: path, "\(error)")
         }
         let reader = TableReader(path: path)
         var configuration = DaemonConfiguration()
@@ -63,7 +63,7 @@ extension DaemonConfiguration {
                 configuration.audioServer = server.isEmpty ? nil : server
             }
         }
-        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds"]) { daemon in
+        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds", "allowed_uids"]) { daemon in
             if let socket = try reader.string(daemon, "daemon", "socket") {
                 configuration.socketPath = socket.isEmpty ? nil : socket
             }
@@ -71,10 +71,24 @@ extension DaemonConfiguration {
             if let seconds = try reader.int(daemon, "daemon", "idle_exit_seconds", in: 0...86_400) {
                 configuration.idleExitSeconds = seconds
             }
+            if let uids = daemon["allowed_uids"] {
+                guard let array = uids.array, let numbers = Optional(array.compactMap(\.int)), numbers.count == array.count,
+                    let allowed = Optional(numbers.compactMap(UInt32.init(exactly:))), allowed.count == numbers.count
+                else {
+                    throw ConfigurationError.invalidValue(path: path, "'daemon.allowed_uids' must be a list of user ids, e.g. [1001]")
+                }
+                configuration.allowedUIDs = allowed
+            }
         }
-        let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon"].contains($0) }
+        try reader.section(table, "ssip", known: ["enabled", "socket"]) { ssip in
+            if let on = try reader.bool(ssip, "ssip", "enabled") { configuration.ssipEnabled = on }
+            if let socket = try reader.string(ssip, "ssip", "socket") {
+                configuration.ssipSocketPath = socket.isEmpty ? nil : socket
+            }
+        }
+        let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon", "ssip"].contains($0) }
         if let first = unknown.first {
-            throw ConfigurationError(path: path, message: "unknown section '\(first)'")
+            throw ConfigurationError.unknownName(path: path, "unknown section '\(first)'")
         }
         return configuration
     }
@@ -89,10 +103,10 @@ private struct TableReader {
     ) throws {
         guard let value = table[name] else { return }
         guard let section = value.table else {
-            throw ConfigurationError(path: path, message: "'\(name)' must be a table ([\(name)])")
+            throw ConfigurationError.invalidValue(path: path, "'\(name)' must be a table ([\(name)])")
         }
         if let unknown = section.keys.first(where: { !known.contains($0) }) {
-            throw ConfigurationError(path: path, message: "unknown key '\(name).\(unknown)'")
+            throw ConfigurationError.unknownName(path: path, "unknown key '\(name).\(unknown)'")
         }
         try body(section)
     }
@@ -100,7 +114,7 @@ private struct TableReader {
     func string(_ table: TOMLTable, _ section: String, _ key: String) throws(ConfigurationError) -> String? {
         guard let value = table[key] else { return nil }
         guard let string = value.string else {
-            throw ConfigurationError(path: path, message: "'\(section).\(key)' must be a string")
+            throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be a string")
         }
         return string
     }
@@ -108,10 +122,10 @@ private struct TableReader {
     func int(_ table: TOMLTable, _ section: String, _ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
         guard let value = table[key] else { return nil }
         guard let number = value.int else {
-            throw ConfigurationError(path: path, message: "'\(section).\(key)' must be an integer")
+            throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be an integer")
         }
         guard range.contains(number) else {
-            throw ConfigurationError(path: path, message: "'\(section).\(key)' must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
+            throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be within \(range.lowerBound)...\(range.upperBound), got \(number)")
         }
         return number
     }
@@ -119,7 +133,7 @@ private struct TableReader {
     func bool(_ table: TOMLTable, _ section: String, _ key: String) throws(ConfigurationError) -> Bool? {
         guard let value = table[key] else { return nil }
         guard let bool = value.bool else {
-            throw ConfigurationError(path: path, message: "'\(section).\(key)' must be true or false")
+            throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be true or false")
         }
         return bool
     }

@@ -27,6 +27,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var autospawn: Bool = true
     /// Exit after this many seconds with no client and nothing to say; 0 never exits.
     public var idleExitSeconds: Int = 0
+    /// Serve speech-dispatcher's protocol (SSIP) too, for Orca, spd-say and every libspeechd client.
+    public var ssipEnabled: Bool = true
+    /// The SSIP socket; nil means `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`.
+    public var ssipSocketPath: String? = nil
+    /// Users besides the daemon's own (and root) whose clients are served; everyone else is refused.
+    public var allowedUIDs: [UInt32] = []
 
     public init() {}
 
@@ -43,6 +49,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("daemon.socket", socketPath ?? "(default)"),
             ("daemon.autospawn", String(autospawn)),
             ("daemon.idle_exit_seconds", String(idleExitSeconds)),
+            ("ssip.enabled", String(ssipEnabled)),
+            ("ssip.socket", ssipSocketPath ?? "(default)"),
+            ("daemon.allowed_uids", allowedUIDs.map(String.init).joined(separator: ",")),
         ]
     }
 
@@ -69,13 +78,35 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
 /// A configuration file that could not be used, with where and why.
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var path: String
-    public var message: String
+    public struct Code: Hashable, Sendable {
+        private enum Value: Hashable, Sendable { case unreadable, malformed, unknownName, invalidValue }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
 
-    public init(path: String, message: String) {
+        /// Missing (when it must exist) or not UTF-8 text.
+        public static let unreadable = Code(.unreadable)
+        /// Not TOML.
+        public static let malformed = Code(.malformed)
+        /// A section or key a11yd does not know.
+        public static let unknownName = Code(.unknownName)
+        /// A value of the wrong type or out of range.
+        public static let invalidValue = Code(.invalidValue)
+    }
+
+    public let code: Code
+    public let path: String
+    public let message: String
+
+    private init(_ code: Code, path: String, message: String) {
+        self.code = code
         self.path = path
         self.message = message
     }
+
+    public static func unreadable(path: String, _ message: String) -> Self { Self(.unreadable, path: path, message: message) }
+    public static func malformed(path: String, _ message: String) -> Self { Self(.malformed, path: path, message: message) }
+    public static func unknownName(path: String, _ message: String) -> Self { Self(.unknownName, path: path, message: message) }
+    public static func invalidValue(path: String, _ message: String) -> Self { Self(.invalidValue, path: path, message: message) }
 
     public var description: String { "\(path): \(message)" }
 }

@@ -1,34 +1,64 @@
 import A11yCore
 import A11yProtocol
+import Logging
 
 /// The JSON front end's post office: replies go to the asker, an item's events to the connection
 /// that posted it, every event to subscribers.
 ///
 /// A connection whose client stopped sending (closed or half-closed) is kept until the items it
 /// posted have finished, so a client that posts and half-closes still hears `finished`; items of a
-/// client that went away entirely are still spoken, their events go nowhere.
+/// client that went away entirely are still spoken, their events go nowhere. A client that does not
+/// read what it is sent is cut off (`ConnectionOutbox`), so that it holds up no one and no memory.
 actor ConnectionRouter {
     private struct Connection {
-        var outbox: AsyncStream<ServerMessage>.Continuation
+        var outbox: ConnectionOutbox
+        /// Closes the connection now, unwritten messages and all.
+        var cutOff: @Sendable () -> Void
         var isSubscribed = false
         var stoppedReading = false
+        var shedding = false
         /// Posted and not finished yet.
         var outstanding: Set<UtteranceID> = []
     }
 
     private var connections: [ClientID: Connection] = [:]
+    private let limits: ConnectionOutbox.Limits
+    private let logger: Logger
 
-    /// A new connection; its messages come out of the returned stream, in order.
-    func register(_ client: ClientID) -> AsyncStream<ServerMessage> {
-        let (messages, outbox) = AsyncStream.makeStream(of: ServerMessage.self)
-        connections[client] = Connection(outbox: outbox)
-        return messages
+    init(limits: ConnectionOutbox.Limits = .init(), logger: Logger) {
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// A new connection; its writer drains the returned outbox.
+    func register(_ client: ClientID, cutOff: @escaping @Sendable () -> Void) -> ConnectionOutbox {
+        let outbox = ConnectionOutbox(limits: limits)
+        connections[client] = Connection(outbox: outbox, cutOff: cutOff)
+        return outbox
     }
 
     var connectionCount: Int { connections.count }
 
     func send(_ message: ServerMessage, to client: ClientID) {
-        connections[client]?.outbox.yield(message)
+        guard let connection = connections[client] else { return }
+        switch connection.outbox.push(message) {
+        case .queued:
+            if connection.shedding, connection.outbox.waiting < limits.shedProgressAfter / 2 {
+                connections[client]?.shedding = false
+            }
+        case .shed:
+            if !connection.shedding {
+                connections[client]?.shedding = true
+                logger.notice("client reads slowly; dropping its word and mark events", metadata: ["client": "\(client)"])
+            }
+        case .overflowed:
+            logger.warning(
+                "client cut off: it left \(limits.cutOffAfter) messages unread", metadata: ["client": "\(client)"])
+            connections.removeValue(forKey: client)
+            connection.cutOff()
+        case .closed:
+            break
+        }
     }
 
     /// Items about to be posted by `client`: it stays open until each one has finished.
@@ -42,9 +72,9 @@ actor ConnectionRouter {
 
     func route(_ delivery: ClientEvent) {
         let message = ServerMessage.event(delivery.event)
-        connections[delivery.owner]?.outbox.yield(message)
+        send(message, to: delivery.owner)
         for (client, connection) in connections where connection.isSubscribed && client != delivery.owner {
-            connection.outbox.yield(message)
+            send(message, to: client)
         }
         if case .finished = delivery.event {
             connections[delivery.owner]?.outstanding.remove(delivery.event.utterance)

@@ -5,15 +5,23 @@ import NIOCore
 /// Answers the requests of one connection through the speech API.
 ///
 /// Lines that arrived together are applied together: consecutive posts reach the queue in one
-/// step, so that, for instance, two page scrolls sent at once always coalesce the same way.
+/// step, so that, for instance, two page scrolls sent at once always coalesce the same way (unless
+/// the client has left hundreds of answers unread: then what was gathered is posted, and reading
+/// waits for the client to catch up).
 struct JSONLinesConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
     let router: ConnectionRouter
+    let outbox: ConnectionOutbox
 
     func handle(_ batch: LineBatch) async {
         var posts: [SpeechItem] = []
         for line in batch.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
+            // Backpressure: no more requests are read while this client's answers wait unread.
+            if !outbox.hasRoom {
+                await post(&posts)
+                await outbox.waitForRoom()
+            }
             switch LineCodec.decodeRequest(line.readableBytesView) {
             case .failure(let failure):
                 await router.send(.failure(failure.error, to: failure.id), to: client)
@@ -76,6 +84,8 @@ struct JSONLinesConnection: Sendable {
                 reply = .pronunciation(ipa: try await speech.pronounce(try post.speechRequest()))
             case .render(let post):
                 reply = .audio(try await speech.render(try post.speechRequest()))
+            case .lexicon(let request):
+                reply = .lexicon(try await speech.lexicon(try request.change()))
             }
             return .reply(reply, to: line.id)
         } catch {

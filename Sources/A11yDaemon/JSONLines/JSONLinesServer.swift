@@ -22,16 +22,23 @@ public final class JSONLinesServer: Service, Sendable {
     private typealias Connection = NIOAsyncChannel<LineBatch, ServerMessage>
 
     private let listener: Listener
+    private let peers: PeerPolicy
     private let speech: any SpeechControl
     private let events: AsyncStream<ClientEvent>
-    private let router = ConnectionRouter()
+    private let router: ConnectionRouter
     private let logger: Logger
     private let onReady: @Sendable () -> Void
 
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served. A client that
+    /// leaves `cutOffAfter` messages unread is disconnected.
     public init(
-        listener: Listener, speech: any SpeechControl, logger: Logger, onReady: @escaping @Sendable () -> Void = {}
+        listener: Listener, allowedUIDs: [UInt32] = [], cutOffAfter: Int = 4096, speech: any SpeechControl,
+        logger: Logger, onReady: @escaping @Sendable () -> Void = {}
     ) {
+        self.router = ConnectionRouter(
+            limits: .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter), logger: logger)
         self.listener = listener
+        self.peers = PeerPolicy(allowedUIDs: allowedUIDs)
         self.speech = speech
         // Subscribed now, before any client can post, so that no event is missed.
         self.events = speech.events()
@@ -48,8 +55,13 @@ public final class JSONLinesServer: Service, Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let peers = peers
+        let logger = logger
         let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection> = { channel in
-            channel.eventLoop.makeCompletedFuture {
+            // Whatever the socket's mode, another user's client is not served.
+            peers.admit(channel) { peer in
+                logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            }.flatMapThrowing {
                 try channel.pipeline.syncOperations.addHandlers(
                     ByteToMessageHandler(LineFrameDecoder()),
                     MessageToByteHandler(JSONLineEncoder<ServerMessage>()))
@@ -104,15 +116,15 @@ public final class JSONLinesServer: Service, Sendable {
 
     private func serve(_ channel: Connection) async {
         let client = ClientID.next()
-        let outbox = await router.register(client)
-        let connection = JSONLinesConnection(client: client, speech: speech, router: router)
+        let outbox = await router.register(client) { [channel = channel.channel] in channel.close(promise: nil) }
+        let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask {
                         // The writer: every message for this client, in order, until the router closes it.
                         do {
-                            for await message in outbox { try await outbound.write(message) }
+                            try await outbox.drain { try await outbound.write($0) }
                             outbound.finish()
                         } catch {
                             await self.router.remove(client)

@@ -26,6 +26,17 @@ final class ConfigReloadService: Service {
     }
 
     func reload() {
+        reloadConfiguration()
+        let problems = speech.reloadLexicon()
+        if problems.isEmpty {
+            logger.notice("lexicon reloaded")
+        }
+        for problem in problems {
+            logger.error("lexicon file not reloaded; keeping its last good version", metadata: ["problem": "\(problem)"])
+        }
+    }
+
+    private func reloadConfiguration() {
         let old = speech.currentConfiguration
         do {
             let new = try DaemonConfiguration.load(path: path, mustExist: explicit)

@@ -2,27 +2,64 @@ import A11yProtocol
 import Foundation
 
 /// systemd socket activation (sd_listen_fds(3)) without libsystemd.
+///
+/// a11yd takes up to two listening sockets, told apart by the name `FileDescriptorName=` gave them
+/// (`LISTEN_FDNAMES`): `ssip` is speech-dispatcher's protocol (a11yd-ssip.socket); any other name
+/// is the JSON Lines socket (a11yd.socket).
 enum SocketActivation {
     /// The first inherited descriptor, always 3.
     static let firstDescriptor: CInt = 3
+    /// The `FileDescriptorName=` of the SSIP socket unit.
+    static let ssipName = "ssip"
 
-    /// The listening socket systemd passed us, if it passed one to this very process; else the path to bind.
-    static func listener(environment: [String: String], fallbackPath: String) throws -> JSONLinesServer.Listener {
-        guard let pid = environment["LISTEN_PID"], let count = environment["LISTEN_FDS"] else {
-            return .path(fallbackPath)
+    /// What systemd passed to this very process, by protocol.
+    struct Inherited: Equatable {
+        var jsonLines: (descriptor: CInt, path: String?)?
+        var ssip: (descriptor: CInt, path: String?)?
+
+        static func == (a: Inherited, b: Inherited) -> Bool {
+            a.jsonLines?.descriptor == b.jsonLines?.descriptor && a.jsonLines?.path == b.jsonLines?.path
+                && a.ssip?.descriptor == b.ssip?.descriptor && a.ssip?.path == b.ssip?.path
         }
+    }
+
+    /// The sockets systemd passed to this process, if any (nil: not socket-activated).
+    static func inherited(environment: [String: String]) throws -> Inherited? {
+        guard let pid = environment["LISTEN_PID"], let count = environment["LISTEN_FDS"] else { return nil }
         // LISTEN_PID guards against inheriting a parent's variables that were meant for it.
-        guard Int32(pid) == getpid() else { return .path(fallbackPath) }
+        guard Int32(pid) == getpid() else { return nil }
         guard let fds = Int(count), fds >= 1 else {
             throw DaemonError.badSocketActivation("LISTEN_FDS=\(count) names no socket")
         }
-        if fds > 1 {
-            throw DaemonError.badSocketActivation("systemd passed \(fds) sockets; a11yd listens on exactly one")
+        let names = environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
+        var inherited = Inherited()
+        for index in 0..<fds {
+            let descriptor = firstDescriptor + CInt(clamping: index)
+            try checkListeningStreamSocket(descriptor)
+            // sd_listen_fds(3) does the same: the socket is ours, not for anything we might run.
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            let socket = (descriptor: descriptor, path: boundPath(descriptor))
+            let name = index < names.count ? names[index] : ""
+            if name == ssipName {
+                guard inherited.ssip == nil else {
+                    throw DaemonError.badSocketActivation("systemd passed two sockets named '\(ssipName)'")
+                }
+                inherited.ssip = socket
+            } else {
+                guard inherited.jsonLines == nil else {
+                    throw DaemonError.badSocketActivation(
+                        "systemd passed \(fds) sockets; a11yd listens on one JSON Lines socket and one named '\(ssipName)' (FileDescriptorName=)")
+                }
+                inherited.jsonLines = socket
+            }
         }
-        try checkListeningStreamSocket(firstDescriptor)
-        // sd_listen_fds(3) does the same: the socket is ours, not for anything we might run.
-        _ = fcntl(firstDescriptor, F_SETFD, FD_CLOEXEC)
-        return .inherited(descriptor: firstDescriptor, path: boundPath(firstDescriptor) ?? fallbackPath)
+        return inherited
+    }
+
+    /// The JSON Lines listener: the inherited one, else the path to bind.
+    static func jsonLinesListener(_ inherited: Inherited?, fallbackPath: String) -> JSONLinesServer.Listener {
+        guard let socket = inherited?.jsonLines else { return .path(fallbackPath) }
+        return .inherited(descriptor: socket.descriptor, path: socket.path ?? fallbackPath)
     }
 
     /// The path the inherited socket is bound to (for the log), if it has one.

@@ -19,7 +19,7 @@ public final class SpeechService: SpeechControl, Service {
     private let logger: Logger
 
     public init(
-        engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer,
+        engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer, lexicon: LexiconStore,
         configuration: DaemonConfiguration, environment: [String: String], logger: Logger
     ) {
         var settings = SpeechCoordinator.Configuration()
@@ -27,8 +27,8 @@ public final class SpeechService: SpeechControl, Service {
         settings.earcon = configuration.earcon
         coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
         planner = UtterancePlanner(
-            engine: engine, pronouncer: pronouncer, configuration: configuration, environment: environment,
-            logger: logger)
+            engine: engine, pronouncer: pronouncer, lexicon: lexicon, configuration: configuration,
+            environment: environment, logger: logger)
         self.engine = engine
         self.pronouncer = pronouncer
         self.logger = logger
@@ -63,16 +63,21 @@ public final class SpeechService: SpeechControl, Service {
     // MARK: - SpeechControl
 
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
-        let (text, synthesis) = try await planner.plan(request)
         return SpeechItem(
             id: await coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
-            text: text, playsEarcon: request.kind == .screenChanged, synthesis: synthesis)
+            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request),
+            messagePriority: request.messagePriority)
     }
 
     public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
         // Owners are known before the coordinator can emit anything about these items.
         fanOut.own(items.map(\.id), by: client)
-        guard await coordinator.post(items) else {
+        let owned = items.map { item in
+            var item = item
+            item.owner = client
+            return item
+        }
+        guard await coordinator.post(owned) else {
             fanOut.disown(items.map(\.id))
             return false
         }
@@ -80,15 +85,15 @@ public final class SpeechService: SpeechControl, Service {
     }
 
     public func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool {
-        await coordinator.pause(at: boundary)
+        await coordinator.pause(scope, at: boundary)
     }
 
     public func resume(_ scope: ControlScope) async -> Bool {
-        await coordinator.resume()
+        await coordinator.resume(scope)
     }
 
     public func stop(_ scope: ControlScope) async -> Bool {
-        await coordinator.stop()
+        await coordinator.stop(scope)
     }
 
     public func status() async -> SpeechStatus {
@@ -100,13 +105,12 @@ public final class SpeechService: SpeechControl, Service {
     }
 
     public func pronounce(_ request: SpeechRequest) async throws -> String {
-        try await pronouncer.showIPA(try await planner.plan(request).synthesis.segments)
+        try await pronouncer.showIPA(try await planner.plan(request).segments)
     }
 
     public func render(_ request: SpeechRequest) async throws -> RenderedAudio {
-        let synthesis = try await planner.plan(request).synthesis
         var samples: [Int16] = []
-        for try await chunk in engine.synthesize(synthesis) {
+        for try await chunk in engine.synthesize(try await planner.plan(request)) {
             samples += chunk.samples
             // About 2 minutes of audio is the most one reply carries.
             if samples.count > engine.format.sampleRate * 120 {
@@ -114,6 +118,32 @@ public final class SpeechService: SpeechControl, Service {
             }
         }
         return RenderedAudio(format: engine.format, samples: samples)
+    }
+
+    public func lexicon(_ change: LexiconChange) async throws -> [LexiconListing] {
+        let store = planner.lexicon
+        do {
+            switch change {
+            case .add(let entry):
+                try await store.add(entry, checkedWith: pronouncer, defaultVoice: try await planner.voice(for: nil))
+                return [LexiconListing(entry: entry, source: store.location.userFile)]
+            case .remove(let grapheme, let language):
+                return try store.remove(grapheme: grapheme, language: language)
+                    .map { LexiconListing(entry: $0, source: store.location.userFile) }
+            case .list:
+                return store.sources.flatMap { source in
+                    source.lexicon.entries.map { LexiconListing(entry: $0, source: source.path) }
+                }
+            }
+        } catch let error as LexiconFileError {
+            throw SpeechError(.lexiconFile, error.description)
+        }
+    }
+
+    /// Reads the lexicon files again (SIGHUP); a file that does not parse keeps its last good
+    /// version, and is returned with where and why.
+    public func reloadLexicon() -> [LexiconFileError] {
+        planner.lexicon.reload()
     }
 
     public func events() -> AsyncStream<ClientEvent> {

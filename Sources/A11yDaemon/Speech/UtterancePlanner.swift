@@ -9,13 +9,19 @@ import Synchronization
 final class UtterancePlanner: Sendable {
     let engine: any SpeechEngine
     let pronouncer: Pronouncer
+    /// The user's pronunciations, applied to every utterance.
+    let lexicon: LexiconStore
     let configuration: Mutex<DaemonConfiguration>
     let environment: [String: String]
     let logger: Logger
 
-    init(engine: any SpeechEngine, pronouncer: Pronouncer, configuration: DaemonConfiguration, environment: [String: String], logger: Logger) {
+    init(
+        engine: any SpeechEngine, pronouncer: Pronouncer, lexicon: LexiconStore, configuration: DaemonConfiguration,
+        environment: [String: String], logger: Logger
+    ) {
         self.engine = engine
         self.pronouncer = pronouncer
+        self.lexicon = lexicon
         self.configuration = Mutex(configuration)
         self.environment = environment
         self.logger = logger
@@ -30,36 +36,40 @@ final class UtterancePlanner: Sendable {
         return "en"
     }
 
-    /// The text clients will see in events, and the segments and settings the engine gets.
+    /// The utterance: the text clients will see in events, the segments and settings the engine gets.
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
-    func plan(_ request: SpeechRequest) async throws -> (text: String, synthesis: SynthesisRequest) {
-        let language = request.language ?? defaultLanguage()
-        let voice: String
+    /// The voice for a request's language, else the default one.
+    func voice(for language: String?) async throws -> String {
+        let wanted = language ?? defaultLanguage()
         do {
-            voice = try await engine.resolveVoice(language: language)
-        } catch let error as SpeechError where request.language == nil {
+            return try await engine.resolveVoice(language: wanted)
+        } catch let error as SpeechError where language == nil {
             // A locale eSpeak does not know must not silence the daemon: fall back to English.
-            logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
-            voice = try await engine.resolveVoice(language: "en")
+            logger.warning("no voice for the default language; using English", metadata: ["language": "\(wanted)", "error": "\(error.message)"])
+            return try await engine.resolveVoice(language: "en")
         }
+    }
+
+    func plan(_ request: SpeechRequest) async throws -> Utterance {
+        let language = request.language ?? defaultLanguage()
+        let voice = try await self.voice(for: request.language)
+        let lexicon = self.lexicon.lexicon
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
-        func synthesis(_ segments: [SpeechSegment]) -> SynthesisRequest {
-            SynthesisRequest(segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
+        func utterance(_ text: String, _ segments: [SpeechSegment]) -> Utterance {
+            Utterance(text: text, segments: segments, rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
         }
         switch request.content {
         case .ssml(let ssml):
             // Translated by us into segments; never handed to eSpeak as markup.
-            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice)
-            return (plan.spokenText, synthesis(plan.segments))
+            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon)
+            return utterance(plan.spokenText, plan.segments)
         case .element(let element):
             let text = element.utterance(language: request.language ?? language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
-            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
-        case .text(let text, let spans) where spans.isEmpty:
-            return (text, synthesis([SpeechSegment(content: .text(text), voice: voice, sourceStart: 0, sourceLength: text.unicodeScalars.count)]))
+            return utterance(text, try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments)
         case .text(let text, let spans):
-            return (text, synthesis(try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice).segments))
+            return utterance(text, try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon).segments)
         }
     }
 }

@@ -1,0 +1,256 @@
+import A11yCore
+import CPulse
+import Logging
+
+/// One `pa_stream` for playback, in one format, on the connection's current context.
+///
+/// Used only with the mainloop lock held (by the owner, or by libpulse callbacks). At most one
+/// drain and one timing update are outstanding; `close()` cancels them, so their completions never
+/// run for a stream that is gone.
+final class PlaybackStream {
+    enum Event {
+        case ready
+        /// The stream failed or was ended by the server.
+        case failed
+        /// The server wants more data.
+        case writable
+    }
+
+    /// What the server granted, in bytes.
+    struct BufferAttributes: Equatable {
+        var targetLength: Int
+        var minimumRequest: Int
+        var prebuffer: Int
+    }
+
+    static let targetLengthMs = 30
+    static let minimumRequestMs = 5
+
+    let format: AudioFormat
+    private let handle: OpaquePointer
+    private let context: OpaquePointer
+    private let onEvent: (Event) -> Void
+
+    private(set) var isReady = false
+    /// The cork state last requested from the server.
+    private(set) var isCorked = true
+    /// Data was written since the stream was created (so its indices are not at zero).
+    private(set) var hasBeenWritten = false
+    private(set) var granted: BufferAttributes?
+
+    private var drainOperation: OpaquePointer?
+    private var drainDone: ((Bool) -> Void)?
+    private var timingOperation: OpaquePointer?
+    private var timingDone: ((Int64?) -> Void)?
+
+    private var frameSize: Int { 2 * format.channels }
+
+    /// Connects a corked stream; `nil` (logged) when the format is invalid or libpulse refuses.
+    init?(on connection: ServerConnection, format: AudioFormat, logger: Logger, onEvent: @escaping (Event) -> Void) {
+        guard connection.isConnected, let context = connection.context else { return nil }
+        // Clamping only changes values libpulse rejects anyway (rate > 384 kHz, > 32 channels).
+        var spec = pa_sample_spec(
+            format: PA_SAMPLE_S16LE, rate: UInt32(clamping: format.sampleRate),
+            channels: UInt8(clamping: format.channels))
+        guard pa_sample_spec_valid(&spec) != 0 else {
+            logger.error("invalid audio format", metadata: ["format": "\(format)"])
+            return nil
+        }
+        guard let handle = pa_stream_new(context, "speech", &spec, nil) else {
+            logger.error("pa_stream_new failed: \(connection.lastError)")
+            return nil
+        }
+        self.format = format
+        self.handle = handle
+        self.context = context
+        self.onEvent = onEvent
+        pa_stream_set_state_callback(handle, { _, userdata in
+            PlaybackStream.from(userdata)?.stateChanged()
+        }, userdata)
+        pa_stream_set_write_callback(handle, { _, _, userdata in
+            PlaybackStream.from(userdata)?.onEvent(.writable)
+        }, userdata)
+
+        func bytes(_ ms: Int) -> UInt32 { UInt32(clamping: format.frames(milliseconds: ms) * frameSize) }
+        // prebuf of one frame: a short chunk starts at once and the end of a track plays out,
+        // yet an underrun (engine late, or a hold) pauses the stream instead of losing data.
+        var attr = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: bytes(Self.targetLengthMs), prebuf: UInt32(clamping: frameSize),
+            minreq: bytes(Self.minimumRequestMs), fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(
+            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        if pa_stream_connect_playback(handle, nil, &attr, flags, nil, nil) < 0 {
+            logger.error("pa_stream_connect_playback failed: \(connection.lastError)")
+            close()
+            return nil
+        }
+    }
+
+    deinit { close() }
+
+    // libpulse gets an unretained pointer to `self`: `close()` removes every callback and cancels
+    // every operation, under the mainloop lock, before `self` can go away.
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> PlaybackStream? {
+        userdata.map { Unmanaged<PlaybackStream>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private var closed = false
+
+    /// Disconnects and forgets the stream; nothing of it calls back afterwards.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        cancelDrain()
+        cancelTimingUpdate()
+        pa_stream_set_state_callback(handle, nil, nil)
+        pa_stream_set_write_callback(handle, nil, nil)
+        if isReady { pa_stream_disconnect(handle) }
+        pa_stream_unref(handle)
+        isReady = false
+        isCorked = true
+    }
+
+    private func stateChanged() {
+        let state = pa_stream_get_state(handle)
+        if state == PA_STREAM_READY {
+            isReady = true
+            if let a = pa_stream_get_buffer_attr(handle) {
+                // UInt32 → Int cannot fail on the 64-bit platforms we build for.
+                granted = BufferAttributes(
+                    targetLength: Int(a.pointee.tlength), minimumRequest: Int(a.pointee.minreq),
+                    prebuffer: Int(a.pointee.prebuf))
+            }
+            onEvent(.ready)
+        } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            onEvent(.failed)
+        }
+    }
+
+    /// The error the context last reported (the stream's own errors are reported there).
+    var lastError: PulseError { PulseError(code: pa_context_errno(context)) }
+
+    // MARK: Controls
+
+    func setCorked(_ corked: Bool, force: Bool = false) {
+        guard isReady, force || corked != isCorked else { return }
+        isCorked = corked
+        if let op = pa_stream_cork(handle, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// Drops what the server has not played yet.
+    func flush() {
+        guard isReady else { return }
+        if let op = pa_stream_flush(handle, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// Whole frames the server asks for now.
+    var writableFrames: Int {
+        guard isReady else { return 0 }
+        return Self.wholeFrames(writableBytes: pa_stream_writable_size(handle), frameSize: frameSize)
+    }
+
+    /// `pa_stream_writable_size` returns a `size_t`, `(size_t)-1` on error; Swift sees it as an
+    /// `Int`, so the error (and any size above `Int.max`) is negative: nothing writable.
+    static func wholeFrames(writableBytes bytes: Int, frameSize: Int) -> Int {
+        guard bytes > 0, frameSize > 0 else { return 0 }
+        return bytes / frameSize
+    }
+
+    /// Writes frames `frames` of `samples` (interleaved); libpulse copies them.
+    func write(_ samples: [Int16], frames: Range<Int>) throws(PulseError) {
+        let channels = format.channels
+        guard isReady, !frames.isEmpty, frames.lowerBound >= 0, frames.upperBound <= samples.count / max(channels, 1)
+        else { return }
+        let r = samples.withUnsafeBufferPointer { p in
+            pa_stream_write(
+                handle, p.baseAddress! + frames.lowerBound * channels, frames.count * frameSize, nil, 0,
+                PA_SEEK_RELATIVE)
+        }
+        guard r == 0 else { throw PulseError(code: r) }
+        hasBeenWritten = true
+    }
+
+    // MARK: Operations
+
+    var isDraining: Bool { drainOperation != nil }
+
+    /// Asks the server to play out what it has; `done(success)` when it has.
+    func drain(_ done: @escaping (Bool) -> Void) {
+        guard isReady, drainOperation == nil else { return }
+        drainDone = done
+        drainOperation = pa_stream_drain(handle, { _, success, userdata in
+            PlaybackStream.from(userdata)?.drainCompleted(success: success != 0)
+        }, userdata)
+        if drainOperation == nil { drainDone = nil }
+    }
+
+    func cancelDrain() {
+        guard let op = drainOperation else { return }
+        pa_operation_cancel(op)
+        pa_operation_unref(op)
+        drainOperation = nil
+        drainDone = nil
+    }
+
+    private func drainCompleted(success: Bool) {
+        if let op = drainOperation { pa_operation_unref(op) }
+        drainOperation = nil
+        let done = drainDone
+        drainDone = nil
+        done?(success)
+    }
+
+    var isUpdatingTiming: Bool { timingOperation != nil }
+
+    /// Asks where the read index is; `done(frame)` with it, or `nil` when there is no reading.
+    func requestReadIndex(_ done: @escaping (Int64?) -> Void) {
+        guard isReady else { return }
+        cancelTimingUpdate()
+        timingDone = done
+        timingOperation = pa_stream_update_timing_info(handle, { _, success, userdata in
+            PlaybackStream.from(userdata)?.timingUpdated(success: success != 0)
+        }, userdata)
+        if timingOperation == nil { timingDone = nil }
+    }
+
+    private func cancelTimingUpdate() {
+        guard let op = timingOperation else { return }
+        pa_operation_cancel(op)
+        pa_operation_unref(op)
+        timingOperation = nil
+        timingDone = nil
+    }
+
+    private func timingUpdated(success: Bool) {
+        if let op = timingOperation { pa_operation_unref(op) }
+        timingOperation = nil
+        let done = timingDone
+        timingDone = nil
+        var frame: Int64?
+        if success, let info = pa_stream_get_timing_info(handle) {
+            frame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+        }
+        done?(frame)
+    }
+
+    /// Where the server is playing the stream, in frames, or `nil` when there is no reading.
+    ///
+    /// Normally libpulse's interpolated clock. That clock can wrap below zero after quick
+    /// cork/uncork cycles (its smoother), and it never goes back, so it then stays impossible for
+    /// the stream's life: the read index of the last timing update (refreshed automatically) is
+    /// used instead, so that positions still move.
+    func playbackFrame() -> Int64? {
+        guard isReady else { return nil }
+        var usec: pa_usec_t = 0
+        if pa_stream_get_time(handle, &usec) == 0,
+            let frame = StreamClock.frames(microseconds: usec, sampleRate: format.sampleRate)
+        {
+            return frame
+        }
+        guard let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0 else { return nil }
+        return StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+    }
+}

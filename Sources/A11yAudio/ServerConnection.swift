@@ -1,0 +1,159 @@
+import CPulse
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The connection to the sound server: one `pa_context` at a time. A context that fails never
+/// recovers, so a fresh one is made 150 ms later, for as long as it takes.
+///
+/// Used only with the mainloop lock held (by the owner, or by libpulse callbacks).
+final class ServerConnection {
+    enum Event { case connected, lost }
+
+    static let reconnectDelayUsec: UInt64 = 150_000
+
+    private let mainloop: ThreadedMainloop
+    private let applicationName: String
+    private let server: String?
+    private let logger: Logger
+    /// Told when the connection comes up or goes down (lock held).
+    var onEvent: (Event) -> Void = { _ in }
+
+    /// The current context, for `PlaybackStream` only.
+    private(set) var context: OpaquePointer?
+    private(set) var isConnected = false
+    private var reconnectTimer: OpaquePointer?
+    private var outageLogged = false
+    private var everConnected = false
+    private var closed = false
+
+    init(mainloop: ThreadedMainloop, applicationName: String, server: String?, logger: Logger) {
+        self.mainloop = mainloop
+        self.applicationName = applicationName
+        self.server = server
+        self.logger = logger
+    }
+
+    /// libpulse's state, which can be ahead of `isConnected` inside a callback of a failing context.
+    var isReady: Bool { context.map { pa_context_get_state($0) == PA_CONTEXT_READY } ?? false }
+
+    /// The error the context last reported.
+    var lastError: PulseError { PulseError(code: context.map { pa_context_errno($0) } ?? Int32(PA_ERR_BADSTATE.rawValue)) }
+
+    // libpulse gets an unretained pointer to `self`: every callback is removed in `close()` (and
+    // when a context is released) under the mainloop lock, before `self` can go away.
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> ServerConnection? {
+        userdata.map { Unmanaged<ServerConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    func connect() {
+        guard !closed, context == nil else { return }
+        guard let c = pa_context_new(mainloop.api, applicationName) else {
+            logger.error("pa_context_new failed")
+            scheduleReconnect()
+            return
+        }
+        context = c
+        pa_context_set_state_callback(c, { c, userdata in
+            guard let c, let connection = ServerConnection.from(userdata) else { return }
+            connection.stateChanged(c)
+        }, userdata)
+        if pa_context_connect(c, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            // May already have gone FAILED through the callback; scheduling is idempotent.
+            noteOutage("cannot connect: \(lastError)")
+            scheduleReconnect()
+        }
+    }
+
+    /// Ends the connection for good.
+    func close() {
+        closed = true
+        if let timer = reconnectTimer {
+            mainloop.api.pointee.time_free(timer)
+            reconnectTimer = nil
+        }
+        releaseContext()
+    }
+
+    private func stateChanged(_ c: OpaquePointer) {
+        guard c == context, !closed else { return }
+        let state = pa_context_get_state(c)
+        if state == PA_CONTEXT_READY {
+            isConnected = true
+            if everConnected || outageLogged {
+                logger.info("sound server connection restored", metadata: ["server": "\(serverName(c))"])
+            } else {
+                logger.debug("connected to sound server", metadata: ["server": "\(serverName(c))"])
+            }
+            everConnected = true
+            outageLogged = false
+            onEvent(.connected)
+        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            let reason = lastError
+            if isConnected {
+                logger.warning("lost the sound server; reconnecting", metadata: ["reason": "\(reason)"])
+                outageLogged = true
+            } else {
+                noteOutage("\(reason)")
+            }
+            lose()
+            scheduleReconnect()
+        }
+    }
+
+    private func lose() {
+        guard isConnected else { return }
+        isConnected = false
+        if !closed { onEvent(.lost) }
+    }
+
+    private func serverName(_ c: OpaquePointer) -> String {
+        if let s = pa_context_get_server(c) { return String(cString: s) }
+        return server ?? "default"
+    }
+
+    private func noteOutage(_ reason: String) {
+        if !outageLogged {
+            logger.warning("sound server unavailable; retrying", metadata: [
+                "server": "\(server ?? "default")", "reason": "\(reason)",
+            ])
+            outageLogged = true
+        } else {
+            logger.trace("sound server still unavailable", metadata: ["reason": "\(reason)"])
+        }
+    }
+
+    private func scheduleReconnect() {
+        guard !closed, reconnectTimer == nil else { return }
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        pa_timeval_add(&tv, Self.reconnectDelayUsec)
+        reconnectTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, timer, _, userdata in
+            guard let connection = ServerConnection.from(userdata) else { return }
+            connection.reconnectTimerFired(timer)
+        }, userdata)
+    }
+
+    private func reconnectTimerFired(_ timer: OpaquePointer?) {
+        if let timer { mainloop.api.pointee.time_free(timer) }
+        reconnectTimer = nil
+        guard !closed else { return }
+        releaseContext()
+        connect()
+    }
+
+    /// Forgets the current context (never from inside its own state callback).
+    private func releaseContext() {
+        lose()
+        if let c = context {
+            pa_context_set_state_callback(c, nil, nil)
+            pa_context_disconnect(c)
+            pa_context_unref(c)
+            context = nil
+        }
+    }
+}

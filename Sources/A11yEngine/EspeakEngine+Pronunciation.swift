@@ -1,0 +1,29 @@
+import A11yCore
+import A11yPronunciation
+
+/// eSpeak-NG as the pronouncer sees it: its phoneme tables and `espeak_TextToPhonemes`.
+extension EspeakEngine: PronunciationEngine {
+    /// Every phoneme `voice` can say, learnt from eSpeak's own data: each mnemonic of the compiled
+    /// phoneme tables that the voice parses as a single phoneme, with the IPA eSpeak prints for it.
+    public func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
+        try await worker.run { session in try session.phonemeInventory(voice: voice) }
+    }
+
+    /// Every mnemonic of eSpeak's compiled phoneme tables, all languages.
+    public func allMnemonics() async throws -> [String] {
+        try await worker.run { session in try session.allMnemonics() }
+    }
+
+    public func ipa(ofText text: String, voice: String) async throws -> String {
+        try await phonemes(for: text, voice: voice, ipa: true, phonemeInput: false)
+    }
+
+    public func ipa(ofMnemonics mnemonics: String, voice: String) async throws -> String {
+        try await phonemes(for: "[[" + mnemonics + "]]", voice: voice, ipa: true, phonemeInput: true)
+    }
+
+    /// eSpeak's letter-name rules are reached by the `_` prefix its dictionaries use ("_a").
+    public func ipa(ofLetter character: String, voice: String) async throws -> String {
+        try await worker.run { session in try session.letterIPA(character, voice: voice) }
+    }
+}

@@ -211,6 +211,36 @@ import Testing
             #expect(speech.controls.map(\.name) == ["pause", "resume", "stop"])
         }
     }
+
+    /// Orca itself, headless (scripts/orca-ssip-test.sh), against the front end: its set-up dialogue
+    /// succeeds, and its start-up message and the focus moving between two buttons reach the speech API.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/orca")))
+    func orcaHeadlessSpeaksThroughTheFrontEnd() async throws {
+        try await withServer { path, speech, folder in
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("scripts/orca-ssip-test.sh").path
+            let result = try await run(
+                "/bin/bash", [script, "--socket", path],
+                environment: ["PATH": "/usr/bin:/bin", "ORCA_TEST_KEEP": folder + "/orca-logs", "ORCA_DEBUG": "1"].merging(
+                    ProcessInfo.processInfo.environment.filter { $0.key == "TMPDIR" }) { a, _ in a },
+                timeout: .seconds(90))
+            let said = speech.posted.map { posted -> String in
+                switch posted.request.content {
+                case .ssml(let markup): markup
+                case .text(let text, _): text
+                case .element: ""
+                }
+            }
+            let orcaLog = ((try? String(contentsOfFile: folder + "/orca-logs/orca.log", encoding: .utf8)) ?? "")
+                + ((try? String(contentsOfFile: folder + "/orca-logs/orca-debug.log", encoding: .utf8)).map { String($0.suffix(6000)) } ?? "")
+            #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+            #expect(!said.isEmpty, "Orca said nothing; its log:\n\(orcaLog)")
+            #expect(said.contains { $0.contains("Screen") && $0.contains("reader") && $0.contains("<mark name=") }, "\(said)")
+            #expect(said.contains { $0.contains("Apple") }, "\(said)")
+            #expect(said.contains { $0.contains("Banana") }, "\(said)")
+            #expect(speech.posted.allSatisfy { $0.request.messagePriority == .message })
+        }
+    }
 }
 
 /// A blocking SSIP client over a Unix socket, with a receive timeout so that a test cannot hang.

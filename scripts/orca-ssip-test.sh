@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Orca, headless, speaking SSIP to a11yd: Xvfb, a session D-Bus, the AT-SPI bus and registry, a small GTK
+# window (a label, two buttons, an entry), Orca pointed at the SSIP socket by SPEECHD_ADDRESS, and two Tab
+# presses with xdotool. Never starts a speech-dispatcher (SPEECHD_CMD=/bin/false, DisableAutoSpawn).
+#
+#   scripts/orca-ssip-test.sh --socket PATH        an SSIP server already listening (a test's, or a11yd's)
+#   scripts/orca-ssip-test.sh --a11yd BIN          start BIN --ssip-socket … on a private PulseAudio null sink,
+#                                                  record its monitor, and check that speech was heard
+# Prints "ORCA-SSIP OK" on success. Logs stay in $ORCA_TEST_KEEP if set.
+set -euo pipefail
+socket="" a11yd=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --socket) socket="$2"; shift 2 ;;
+        --a11yd) a11yd="$2"; shift 2 ;;
+        *) echo "usage: $0 --socket PATH | --a11yd BIN" >&2; exit 2 ;;
+    esac
+done
+[ -n "$socket" ] || [ -n "$a11yd" ] || { echo "usage: $0 --socket PATH | --a11yd BIN" >&2; exit 2; }
+
+work="$(mktemp -d /tmp/a11y-orca.XXXXXX)"
+pids=()
+cleanup() {
+    # Their children too (the AT-SPI bus launcher's own dbus-daemon), found by parent before they go.
+    for pid in "${pids[@]}"; do pids+=($(pgrep -P "$pid" 2>/dev/null || true)); done
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    sleep 0.3
+    # Orca acts on SIGTERM only when an AT-SPI event wakes it: whatever is left is killed.
+    for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+    if [ -n "${ORCA_TEST_KEEP:-}" ]; then mkdir -p "$ORCA_TEST_KEEP"; cp "$work"/*.log "$ORCA_TEST_KEEP/" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+wait_for() {  # wait_for SECONDS COMMAND...
+    local limit=$(( $1 * 20 )); shift
+    for _ in $(seq 1 "$limit"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+
+export HOME="$work/home" XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config"
+export GSETTINGS_BACKEND=memory NO_AT_BRIDGE=0 SPEECHD_CMD=/bin/false
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/speech-dispatcher"
+chmod 700 "$XDG_RUNTIME_DIR"
+printf 'DisableAutoSpawn\n' >"$XDG_CONFIG_HOME/speech-dispatcher/speechd.conf"
+
+# X, without a window manager (orca-ssip.md: the test window is focused with xdotool).
+display=":$(( 90 + RANDOM % 400 ))"
+Xvfb "$display" -screen 0 1024x768x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+pids+=($!)
+export DISPLAY="$display"
+wait_for 10 xdotool getdisplaygeometry || { echo "Xvfb did not start" >&2; exit 1; }
+
+# The session bus, then the accessibility bus and its registry (started by hand: D-Bus activation
+# makes the registry outlive its bus launcher).
+dbus-daemon --session --address="unix:path=$XDG_RUNTIME_DIR/bus" --nofork --nopidfile >"$work/dbus.log" 2>&1 &
+pids+=($!)
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$XDG_RUNTIME_DIR/bus"
+wait_for 5 test -S "$XDG_RUNTIME_DIR/bus"
+/usr/libexec/at-spi-bus-launcher --launch-immediately >"$work/at-spi-bus.log" 2>&1 &
+pids+=($!)
+sleep 0.5
+/usr/libexec/at-spi2-registryd >"$work/registryd.log" 2>&1 &
+pids+=($!)
+
+recording=""
+if [ -n "$a11yd" ]; then
+    # A private PulseAudio with a null sink, always ours (even in a desktop session), so that what is
+    # recorded is only this test's speech; it runs as root too, with a warning.
+    mkdir -p "$work/pulse/run" "$work/pulse/home"
+    chmod 700 "$work/pulse" "$work/pulse/run"
+    printf 'load-module module-null-sink sink_name=nullsink rate=48000\nset-default-sink nullsink\nload-module module-native-protocol-unix auth-anonymous=1 socket=%s\n' \
+        "$work/pulse/native" >"$work/pulse/server.pa"
+    XDG_RUNTIME_DIR="$work/pulse/run" HOME="$work/pulse/home" pulseaudio -n --file="$work/pulse/server.pa" \
+        --daemonize=no --exit-idle-time=-1 --use-pid-file=no >"$work/pulseaudio.log" 2>&1 &
+    pids+=($!)
+    export PULSE_SERVER="unix:$work/pulse/native"
+    wait_for 10 pactl info || { echo "the private PulseAudio did not start" >&2; exit 1; }
+    socket="$work/ssip.sock"
+    "$a11yd" --socket "$work/a11yd.sock" --ssip-socket "$socket" >"$work/a11yd.log" 2>&1 &
+    pids+=($!)
+    recording="$work/monitor.raw"
+    parec -d nullsink.monitor --raw --format=s16le --rate=48000 --channels=1 >"$recording" 2>/dev/null &
+    pids+=($!)
+fi
+wait_for 10 python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$socket" \
+    || { echo "nothing listens on $socket" >&2; exit 1; }
+export SPEECHD_ADDRESS="unix_socket:$socket"
+
+# The window: a label, two buttons, an entry.
+cat >"$work/window.py" <<'PY'
+import gi
+gi.require_version("Gtk", "3.0")
+from gi.repository import Gtk
+window = Gtk.Window(title="a11y-orca-test")
+box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=6)
+box.pack_start(Gtk.Label(label="A small test window"), False, False, 0)
+box.pack_start(Gtk.Button(label="Apple"), False, False, 0)
+box.pack_start(Gtk.Button(label="Banana"), False, False, 0)
+box.pack_start(Gtk.Entry(), False, False, 0)
+window.add(box)
+window.connect("destroy", Gtk.main_quit)
+window.show_all()
+Gtk.main()
+PY
+/usr/bin/python3 "$work/window.py" >"$work/window.log" 2>&1 &
+window_pid=$!
+pids+=($window_pid)
+wait_for 10 xdotool search --name a11y-orca-test || { echo "the test window did not appear" >&2; exit 1; }
+
+/usr/bin/orca --disable braille ${ORCA_DEBUG:+--debug-file="$work/orca-debug.log"} >"$work/orca.log" 2>&1 &
+pids+=($!)
+sleep "${ORCA_STARTUP_SECONDS:-6}"   # Orca's start-up message, spoken once it is ready
+
+window_id="$(xdotool search --name a11y-orca-test | head -1)"
+# No window manager: focus it directly (--sync would wait forever for a focus event).
+xdotool windowfocus "$window_id" || true
+sleep 1
+xdotool key Tab
+sleep 1
+xdotool key Tab
+sleep 1.5
+# Orca wakes to SIGTERM only on an AT-SPI event: close the window after.
+kill "$window_pid" 2>/dev/null || true
+sleep 0.5
+
+if [ -n "$recording" ]; then
+    rms="$(sox -t raw -r 48000 -e signed -b 16 -c 1 "$recording" -n stat 2>&1 | awk '/RMS +amplitude/ {print $3}')"
+    echo "monitor RMS: ${rms:-none}"
+    awk -v r="${rms:-0}" 'BEGIN { exit !(r > 0.01) }' || { echo "nothing was heard on the null sink" >&2; exit 1; }
+fi
+echo "ORCA-SSIP OK"

@@ -129,4 +129,31 @@ import Testing
         #expect(!spans.isEmpty, "a silence of at least 0.7 s while paused: \(spans)")
         await daemon.shutDown()
     }
+
+    /// Orca itself, headless (Xvfb, a session bus, AT-SPI; scripts/orca-ssip-test.sh), speaking SSIP
+    /// to the real daemon: its start-up message and the focus moving between two buttons of a small
+    /// GTK window are spoken and heard on the null sink.
+    @Test func orcaIsHeard() async throws {
+        let daemon = try await DaemonHarness(ssip: true)
+        let watcher = try await daemon.client()
+        try await watcher.send(RequestLine(.subscribe(all: true), id: .number(1)))
+        try await watcher.waitFor("subscribed") { $0.id == .number(1) }
+        let recorder = try daemon.recorder()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/orca-ssip-test.sh").path
+        let logs = daemon.pulse.directory.path + "/orca-logs"
+        let result = try await run(
+            "/bin/bash", [script, "--socket", try #require(daemon.ssipSocketPath)],
+            environment: ["PATH": "/usr/bin:/bin", "ORCA_TEST_KEEP": logs], timeout: .seconds(90))
+        let recording = recorder.stop()
+        let orcaLog = (try? String(contentsOfFile: logs + "/orca.log", encoding: .utf8)) ?? ""
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)\n\(orcaLog)")
+        let said = await watcher.received.compactMap(\.text)
+        let spoken = await watcher.received.filter { $0.successful == true }.compactMap(\.text)
+        #expect(spoken.contains { $0.contains("Screen reader on") }, "Orca's start-up message, spoken to the end: \(said)")
+        #expect(said.contains { $0.contains("Apple") }, "\(said)")
+        #expect(said.contains { $0.contains("Banana") }, "\(said)")
+        #expect(recording.audibleDuration() > 1.0, "heard on the null sink: \(recording.audibleDuration()) s")
+        await daemon.shutDown()
+    }
 }

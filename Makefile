@@ -68,7 +68,7 @@ EXAMPLEDIR ?= $(DATADIR)/doc/a11yd
 CONFIG_SOURCE ?= config/a11yd.toml
 SCRATCH ?= $(patsubst %/,%,$(dir $(BIN)))
 INSTALL_BUILD ?= build
-INSTALLED_FILES = $(BINDIR)/a11yd $(BINDIR)/a11ysay $(UNITDIR)/a11yd.socket $(UNITDIR)/a11yd.service \
+INSTALLED_FILES = $(BINDIR)/a11yd $(BINDIR)/a11ysay $(UNITDIR)/a11yd.socket $(UNITDIR)/a11yd-ssip.socket $(UNITDIR)/a11yd.service \
 	$(DATADIR)/bash-completion/completions/a11ysay $(DATADIR)/zsh/site-functions/_a11ysay \
 	$(DATADIR)/fish/vendor_completions.d/a11ysay.fish $(MANDIR)/man1/a11yd.1 $(MANDIR)/man1/a11ysay.1 \
 	$(EXAMPLEDIR)/a11yd.toml
@@ -80,6 +80,7 @@ install: $(INSTALL_BUILD)
 	install -m 755 "$(BIN)/a11yd" "$(BIN)/a11ysay" "$(DESTDIR)$(BINDIR)/"
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/a11yd.service >"$(DESTDIR)$(UNITDIR)/a11yd.service"
 	install -m 644 systemd/a11yd.socket "$(DESTDIR)$(UNITDIR)/a11yd.socket"
+	install -m 644 systemd/a11yd-ssip.socket "$(DESTDIR)$(UNITDIR)/a11yd-ssip.socket"
 	chmod 644 "$(DESTDIR)$(UNITDIR)/a11yd.service"
 	"$(BIN)/a11ysay" --generate-completion-script bash >"$(DESTDIR)$(DATADIR)/bash-completion/completions/a11ysay"
 	"$(BIN)/a11ysay" --generate-completion-script zsh >"$(DESTDIR)$(DATADIR)/zsh/site-functions/_a11ysay"
@@ -110,11 +111,12 @@ install: $(INSTALL_BUILD)
 	else echo "no $(CONFIG_SOURCE): no configuration installed"; fi
 	@echo "installed a11yd into $(BINDIR), units into $(UNITDIR)."
 	@echo "Next: systemctl --user daemon-reload && systemctl --user enable --now a11yd.socket"
+	@echo "To be the desktop's speech server for Orca and spd-say too: systemctl --user enable --now a11yd-ssip.socket"
 
 # Leaves the configuration file (your settings) in place.
 uninstall:
 	-@[ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && \
-		systemctl --user disable --now a11yd.socket a11yd.service >/dev/null 2>&1 || true
+		systemctl --user disable --now a11yd.socket a11yd-ssip.socket a11yd.service >/dev/null 2>&1 || true
 	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED_FILES)))
 	-rmdir "$(DESTDIR)$(EXAMPLEDIR)" 2>/dev/null || true
 	@[ -n "$(CONFIG_FILE)" ] && [ -e "$(DESTDIR)$(CONFIG_FILE)" ] && echo "kept $(CONFIG_FILE) (remove it by hand)" || true

@@ -42,6 +42,45 @@ import Glibc
         #expect(isSocket(socketPath), "a11yd never unlinks a socket it inherited")
     }
 
+    /// Both units' sockets at once, told apart by FileDescriptorName= (a11yd.socket, a11yd-ssip.socket):
+    /// an SSIP client's first connection starts a11yd, which serves SSIP on the socket named `ssip`.
+    @Test func servesSSIPOnTheSocketSystemdNamedSsip() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let env = sandbox.environment(pulse: pulse)
+        let jsonPath = sandbox.root + "/activated.sock"
+        let ssipPath = sandbox.root + "/speechd.sock"
+        let activator = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            ["-l", jsonPath, "-l", ssipPath, "--fdname=a11yd:ssip", "-E", "PULSE_SERVER=\(pulse.serverAddress)",
+             "-E", "XDG_RUNTIME_DIR=\(sandbox.runtime)", "-E", "XDG_CONFIG_HOME=\(sandbox.configHome)", "-E", "LANG=fr_FR.UTF-8",
+             Binaries.daemon],
+            environment: env, logPath: sandbox.root + "/activate.log")
+        try await waitUntilAccepts(ssipPath)
+        let recorder = MonitorRecorder(server: pulse.serverAddress)
+        try recorder.start()
+        var clientEnvironment = env
+        clientEnvironment["SPEECHD_ADDRESS"] = "unix_socket:" + ssipPath
+        clientEnvironment["SPEECHD_CMD"] = "/bin/false"
+        clientEnvironment["HOME"] = sandbox.root
+        // spd-say gives up when setlocale fails (fr_FR is not installed here).
+        clientEnvironment["LANG"] = "C.UTF-8"
+        let said = try await run("/usr/bin/spd-say", ["-w", "-l", "fr", "bonjour"], environment: clientEnvironment)
+        let recording = recorder.stop()
+        #expect(said.status == 0, "\(said.stderr)\n\(activator.log)")
+        #expect(recording.rms() > 0.02, "spd-say heard through the SSIP socket systemd passed")
+        try await activator.waitForLog("SSIP listening on the socket systemd passed")
+        #expect(activator.log.contains("socket=\(ssipPath)"), "\(activator.log)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.runtime + "/speech-dispatcher/speechd.sock"), "no SSIP socket of its own")
+        // The JSON socket passed with it is served too.
+        let client = try await TestClient.connect(path: jsonPath)
+        let id = try await client.post(.say("et aussi en JSON"))
+        #expect(try await client.finished(id).successful == true)
+        activator.signal(SIGTERM)
+        #expect(try await activator.waitForExit() == 0, "\(activator.log)")
+        #expect(isSocket(ssipPath), "a11yd never unlinks a socket it inherited")
+    }
+
     @Test func sigtermFinishesEveryPendingItemAsStoppedAndRemovesItsSocket() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()

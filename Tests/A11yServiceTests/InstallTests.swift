@@ -12,10 +12,12 @@ import Testing
         try service.replacingOccurrences(of: "@BINDIR@", with: Binaries.folder)
             .write(toFile: sandbox.root + "/a11yd.service", atomically: false, encoding: .utf8)
         try FileManager.default.copyItem(atPath: Binaries.packageRoot + "/systemd/a11yd.socket", toPath: sandbox.root + "/a11yd.socket")
+        try FileManager.default.copyItem(atPath: Binaries.packageRoot + "/systemd/a11yd-ssip.socket", toPath: sandbox.root + "/a11yd-ssip.socket")
         for mode in [["--user"], []] {
             // --man=no: the man pages are not installed here (the install test checks them).
             let result = try await run(
-                "/usr/bin/systemd-analyze", mode + ["--man=no", "verify", sandbox.root + "/a11yd.socket", sandbox.root + "/a11yd.service"],
+                "/usr/bin/systemd-analyze",
+                mode + ["--man=no", "verify", sandbox.root + "/a11yd.socket", sandbox.root + "/a11yd-ssip.socket", sandbox.root + "/a11yd.service"],
                 environment: ["XDG_RUNTIME_DIR": sandbox.runtime, "PATH": "/usr/bin:/bin"])
             #expect(result.status == 0, "systemd-analyze \(mode) verify: \(result.stdout) \(result.stderr)")
             #expect(result.stderr.isEmpty, "no warnings: \(result.stderr)")
@@ -32,6 +34,7 @@ import Testing
         #expect(install.status == 0, "\(install.stdout)\n\(install.stderr)")
         let expected = [
             ".local/bin/a11yd", ".local/bin/a11ysay", ".config/systemd/user/a11yd.socket", ".config/systemd/user/a11yd.service",
+            ".config/systemd/user/a11yd-ssip.socket",
             ".config/a11yd/a11yd.toml", ".local/share/doc/a11yd/a11yd.toml",
             ".local/share/bash-completion/completions/a11ysay", ".local/share/zsh/site-functions/_a11ysay",
             ".local/share/fish/vendor_completions.d/a11ysay.fish", ".local/share/man/man1/a11yd.1", ".local/share/man/man1/a11ysay.1",
@@ -48,7 +51,7 @@ import Testing
         // The installed units verify, man pages included (found through MANPATH).
         let units = home + "/.config/systemd/user"
         let verify = try await run(
-            "/usr/bin/systemd-analyze", ["--user", "verify", units + "/a11yd.socket", units + "/a11yd.service"],
+            "/usr/bin/systemd-analyze", ["--user", "verify", units + "/a11yd.socket", units + "/a11yd-ssip.socket", units + "/a11yd.service"],
             environment: ["XDG_RUNTIME_DIR": sandbox.runtime, "MANPATH": home + "/.local/share/man", "PATH": "/usr/bin:/bin"])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
 

@@ -226,9 +226,10 @@ class SSIPClient:
 
 
 # ---------------------------------------------------------------------------------------------
-def run_cli(argv):
+def run_cli(argv, env=None):
     """Starts a CLI without waiting (its start-up is part of what is measured)."""
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env)
 
 
 def reap(procs, timeout=10):
@@ -350,6 +351,9 @@ class Bench:
         self.results = {"first_sound": {}, "interrupt": {}, "stop": {}, "memory": {}, "idle": {},
                         "throughput": {}, "notes": []}
         self.rec = None
+        # spd-say pointed at a11yd's SSIP front end (speech-dispatcher keeps the default path).
+        self.a11yd_ssip_env = dict(os.environ, SPEECHD_ADDRESS="unix_socket:" + args.a11yd_ssip_socket,
+                                   SPEECHD_CMD="/bin/false")
 
     def a11yd_status(self, why):
         """Records what a11yd says it is doing when one of its measurements failed."""
@@ -418,9 +422,12 @@ class Bench:
     def first_sound(self):
         a11y = A11ydClient(self.a.a11yd_socket)
         ssip = SSIPClient(self.a.speechd_socket, "bench-raw")
+        a11y_ssip = SSIPClient(self.a.a11yd_ssip_socket, "bench-raw")
         clients = {
             "a11yd: a11ysay": lambda: run_cli(self.say_cmd("--lang", "fr", "bonjour")),
             "a11yd: raw socket": lambda: a11y.post("bonjour"),
+            "a11yd: spd-say (SSIP)": lambda: run_cli(["spd-say", "-l", "fr", "bonjour"], env=self.a11yd_ssip_env),
+            "a11yd: raw SSIP": lambda: a11y_ssip.speak("bonjour"),
             "speech-dispatcher: spd-say": lambda: run_cli(["spd-say", "-l", "fr", "bonjour"]),
             "speech-dispatcher: raw SSIP": lambda: ssip.speak("bonjour"),
             "espeak-ng CLI": lambda: run_cli(["espeak-ng", "-v", "fr", "bonjour"]),
@@ -448,6 +455,7 @@ class Bench:
                 ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
         a11y.close()
         ssip.close()
+        a11y_ssip.close()
         self.results["first_sound"] = {
             k: {"values": v, **stats(v), "peak": max(peaks[k], default=None),
                 "lag_to_interrupt_threshold": statistics.median(lags[k]) if lags[k] else None}
@@ -460,9 +468,15 @@ class Bench:
         ssip_bg = SSIPClient(self.a.speechd_socket, "bench-bg", priority="text", volume=-90)
         ssip_hi = SSIPClient(self.a.speechd_socket, "bench-hi", priority="important")
         ssip_ctl = SSIPClient(self.a.speechd_socket, "bench-ctl")
+        a11y_ssip_bg = SSIPClient(self.a.a11yd_ssip_socket, "bench-bg", priority="text", volume=-90)
+        a11y_ssip_hi = SSIPClient(self.a.a11yd_ssip_socket, "bench-hi", priority="important")
         a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT, volume=0.1)
         ssip_bg_start = lambda: ssip_bg.speak(LONG_TEXT)
+        a11y_ssip_bg_start = lambda: a11y_ssip_bg.speak(LONG_TEXT)
         cases = {
+            "a11yd: spd-say -P important (SSIP)": (a11y_ssip_bg_start, lambda: run_cli(
+                ["spd-say", "-P", "important", "-l", "fr", "bonjour"], env=self.a11yd_ssip_env), "a11yd"),
+            "a11yd: raw SSIP, important": (a11y_ssip_bg_start, lambda: a11y_ssip_hi.speak("bonjour"), "a11yd"),
             "a11yd: a11ysay --priority high": (a11y_bg_start, lambda: run_cli(
                 self.say_cmd("--priority", "high", "--lang", "fr", "bonjour")), "a11yd"),
             "a11yd: a11ysay (plain announcement)": (a11y_bg_start, lambda: run_cli(
@@ -506,7 +520,7 @@ class Bench:
                 self.rec.wait_quiet(self.rec.count(), 300, 10)
             log(f"interrupt round {i + 1}/{self.a.control_runs}:",
                 ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
-        for c in (a11y_bg, a11y_hi, ssip_bg, ssip_hi, ssip_ctl):
+        for c in (a11y_bg, a11y_hi, ssip_bg, ssip_hi, ssip_ctl, a11y_ssip_bg, a11y_ssip_hi):
             c.close()
         self.results["interrupt"] = {k: {"values": v, "background_peak_max": max(background_peaks[k]), **stats(v)}
                                      for k, v in values.items()}
@@ -517,10 +531,15 @@ class Bench:
         a11y_ctl = A11ydClient(self.a.a11yd_socket)
         ssip_bg = SSIPClient(self.a.speechd_socket, "bench-bg")
         ssip_ctl = SSIPClient(self.a.speechd_socket, "bench-ctl")
+        a11y_ssip_bg = SSIPClient(self.a.a11yd_ssip_socket, "bench-bg")
+        a11y_ssip_ctl = SSIPClient(self.a.a11yd_ssip_socket, "bench-ctl")
         a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT)
         ssip_bg_start = lambda: ssip_bg.speak(LONG_TEXT)
+        a11y_ssip_bg_start = lambda: a11y_ssip_bg.speak(LONG_TEXT)
         cases = {
             "a11yd: a11ysay --stop": (a11y_bg_start, lambda: run_cli(self.say_cmd("--stop"))),
+            "a11yd: spd-say -C (SSIP)": (a11y_ssip_bg_start, lambda: run_cli(["spd-say", "-C"], env=self.a11yd_ssip_env)),
+            "a11yd: raw SSIP CANCEL ALL": (a11y_ssip_bg_start, lambda: a11y_ssip_ctl.command("CANCEL ALL")),
             "a11yd: raw socket {\"op\":\"stop\"}": (a11y_bg_start, lambda: a11y_ctl.send({"op": "stop"})),
             "speech-dispatcher: spd-say -C": (ssip_bg_start, lambda: run_cli(["spd-say", "-C"])),
             "speech-dispatcher: spd-say -S": (ssip_bg_start, lambda: run_cli(["spd-say", "-S"])),
@@ -553,7 +572,7 @@ class Bench:
                     ssip_ctl.command("CANCEL ALL")
             log(f"stop round {i + 1}/{self.a.control_runs}:",
                 ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
-        for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl):
+        for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl, a11y_ssip_bg, a11y_ssip_ctl):
             c.close()
         self.results["stop"] = {k: {"values": v, **stats(v)} for k, v in values.items()}
 
@@ -717,6 +736,7 @@ def main():
     p.add_argument("--bin-dir", required=True)
     p.add_argument("--a11yd-pid", type=int, required=True)
     p.add_argument("--a11yd-socket", required=True)
+    p.add_argument("--a11yd-ssip-socket", required=True)
     p.add_argument("--speechd-pid", type=int, required=True)
     p.add_argument("--speechd-socket", required=True)
     p.add_argument("--pulse-pid", type=int, required=True)

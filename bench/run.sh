@@ -104,7 +104,9 @@ speechd_module_pids="$(ps -o pid= --ppid "$speechd_pid" 2>/dev/null || true)"
 
 # 3. a11yd with its default configuration (the private XDG_CONFIG_HOME holds none).
 a11yd_socket="$XDG_RUNTIME_DIR/a11yd/socket"
-"$bin_dir/a11yd" --socket "$a11yd_socket" >"$work/logs/a11yd.log" 2>&1 &
+# Its SSIP front end on a path of its own: speech-dispatcher holds the default one in this run.
+a11yd_ssip_socket="$XDG_RUNTIME_DIR/a11yd/ssip.sock"
+"$bin_dir/a11yd" --socket "$a11yd_socket" --ssip-socket "$a11yd_ssip_socket" >"$work/logs/a11yd.log" 2>&1 &
 pids+=($!)
 a11yd_pid=$!
 wait_for 200 "$bin_dir/a11ysay" --socket "$a11yd_socket" --status || {
@@ -115,7 +117,7 @@ mkdir -p "$here/out"
 stamp="$(date +%Y%m%d-%H%M%S)"
 out_base="$here/out/bench-$stamp"
 timeout 1800 python3 "$here/bench.py" \
-    --bin-dir "$bin_dir" --a11yd-pid "$a11yd_pid" --a11yd-socket "$a11yd_socket" \
+    --bin-dir "$bin_dir" --a11yd-pid "$a11yd_pid" --a11yd-socket "$a11yd_socket" --a11yd-ssip-socket "$a11yd_ssip_socket" \
     --speechd-pid "$speechd_pid" --speechd-socket "$speechd_socket" --pulse-pid "$pulse_pid" \
     --runs "${BENCH_RUNS:-20}" --control-runs "${BENCH_CONTROL_RUNS:-10}" \
     --utterances "${BENCH_UTTERANCES:-50}" --idle-seconds "${BENCH_IDLE_SECONDS:-10}" \

@@ -43,6 +43,18 @@ let package = Package(
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
         .target(name: "A11yPronunciation", dependencies: ["A11yCore"]),
 
+        // What every front end shares: its socket, peer check, accept loop and shutdown.
+        .target(
+            name: "A11yFrontEnd",
+            dependencies: [
+                "A11yProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // JSON Lines protocol v1, shared by the daemon and its clients.
         .target(
             name: "A11yProtocol",
@@ -53,7 +65,7 @@ let package = Package(
         .target(
             name: "A11ySSIP",
             dependencies: [
-                "A11yCore", "A11yProtocol",
+                "A11yCore", "A11yProtocol", "A11yFrontEnd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -64,7 +76,7 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP",
+                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -114,7 +126,7 @@ let package = Package(
         ),
 
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
-        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yCore", "A11yTestSupport"]),
+        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),

@@ -2,6 +2,7 @@ import A11yAudio
 import A11yCore
 import A11yEngine
 import A11yPronunciation
+import A11yFrontEnd
 import A11yProtocol
 import A11ySSIP
 import Foundation
@@ -112,7 +113,7 @@ public struct Daemon: Sendable {
 
     /// speech-dispatcher's socket, unless turned off: the one systemd passed, else
     /// `--ssip-socket`, else `ssip.socket`, else `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`.
-    func ssipListener(_ inherited: SocketActivation.Inherited?, configuration: DaemonConfiguration) -> SSIPServer.Listener? {
+    func ssipListener(_ inherited: SocketActivation.Inherited?, configuration: DaemonConfiguration) -> SocketListener? {
         if let socket = inherited?.ssip { return .inherited(descriptor: socket.descriptor, path: socket.path) }
         guard !options.ssipDisabled, configuration.ssipEnabled else {
             logger.info("SSIP is off")

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yFrontEnd
 import A11yProtocol
 @testable import A11ySSIP
 import A11yTestSupport
@@ -138,7 +139,7 @@ import Testing
         let address = try #require(UnixSocketAddress(path: path))
         #expect(address.withSockaddr { bind(other, $0, $1) } == 0)
         #expect(listen(other, 8) == 0)
-        #expect(try SSIPSocketFile.prepare(path: path) == false)
+        #expect(try SocketFile.prepare(path: path) == false)
         #expect(FileManager.default.fileExists(atPath: path), "never unlinked")
         let speech = FakeSpeech()
         let server = SSIPServer(listener: .path(path), speech: speech, logger: Logger(label: "test"))
@@ -150,7 +151,7 @@ import Testing
         _ = try? await running.value
         // Once the other server is gone its file is stale: replaced.
         close(other)
-        #expect(try SSIPSocketFile.prepare(path: path) == true)
+        #expect(try SocketFile.prepare(path: path) == true)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 

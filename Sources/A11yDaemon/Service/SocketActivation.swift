@@ -1,3 +1,4 @@
+import A11yFrontEnd
 import A11yProtocol
 import Foundation
 
@@ -57,7 +58,7 @@ enum SocketActivation {
     }
 
     /// The JSON Lines listener: the inherited one, else the path to bind.
-    static func jsonLinesListener(_ inherited: Inherited?, fallbackPath: String) -> JSONLinesServer.Listener {
+    static func jsonLinesListener(_ inherited: Inherited?, fallbackPath: String) -> SocketListener {
         guard let socket = inherited?.jsonLines else { return .path(fallbackPath) }
         return .inherited(descriptor: socket.descriptor, path: socket.path ?? fallbackPath)
     }

@@ -67,7 +67,6 @@ let package = Package(
             dependencies: [
                 "A11yCore", "A11yProtocol", "A11yFrontEnd",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -79,7 +78,6 @@ let package = Package(
                 "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

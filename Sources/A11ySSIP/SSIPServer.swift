@@ -3,7 +3,6 @@ import A11yFrontEnd
 import A11yProtocol
 import Logging
 import NIOCore
-import NIOPosix
 import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,6 @@ import A11yFrontEnd
 import A11yProtocol
 import Logging
 import NIOCore
-import NIOPosix
 import ServiceLifecycle
 
 /// The JSON Lines front end: a Unix socket, one connection per client, over the speech API.

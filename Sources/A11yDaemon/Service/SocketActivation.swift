@@ -14,14 +14,9 @@ enum SocketActivation {
     static let ssipName = "ssip"
 
     /// What systemd passed to this very process, by protocol.
-    struct Inherited: Equatable {
+    struct Inherited {
         var jsonLines: (descriptor: CInt, path: String?)?
         var ssip: (descriptor: CInt, path: String?)?
-
-        static func == (a: Inherited, b: Inherited) -> Bool {
-            a.jsonLines?.descriptor == b.jsonLines?.descriptor && a.jsonLines?.path == b.jsonLines?.path
-                && a.ssip?.descriptor == b.ssip?.descriptor && a.ssip?.path == b.ssip?.path
-        }
     }
 
     /// The sockets systemd passed to this process, if any (nil: not socket-activated).

@@ -11,7 +11,7 @@ public protocol SpeechControl: Sendable {
     /// it: the front end replies with the id before any event of the item can exist. Throws
     /// `SpeechError` when it cannot be said.
     func prepare(_ request: SpeechRequest) async throws -> SpeechItem
-    /// Queues prepared items in one step, in the client's name (so that, for instance, two page
+    /// Queues prepared items in one step, in the client's name (it becomes each item's `owner`) (so that, for instance, two page
     /// scrolls sent together always coalesce the same way). Each item's life is then told on
     /// `events()`, ending with exactly one `finished`. Returns false, queueing nothing, once speech
     /// has shut down: the front end then tells its client itself.

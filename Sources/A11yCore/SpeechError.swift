@@ -64,6 +64,12 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `error` itself when it is a speech error, else an `internal` one that names it: what a front
+    /// end tells its client when the speech API fails.
+    public init(wrapping error: any Error) {
+        self = (error as? SpeechError) ?? SpeechError(.internal, "\(error)")
+    }
+
     public static func badJSON(_ message: String) -> SpeechError { SpeechError(.badJSON, message) }
     public static func badUTF8(_ message: String) -> SpeechError { SpeechError(.badUTF8, message) }
     public static func invalidRequest(_ message: String) -> SpeechError { SpeechError(.invalidRequest, message) }

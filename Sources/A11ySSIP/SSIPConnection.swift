@@ -53,13 +53,12 @@ struct SSIPConnection: Sendable {
     private func speak(
         _ request: SpeechRequest, notifications: SSIPNotifications, session: inout SSIPSession
     ) async -> [SSIPSession.Action] {
-        var item: SpeechItem
+        let item: SpeechItem
         do {
             item = try await speech.prepare(request)
         } catch {
-            return session.failed((error as? SpeechError) ?? SpeechError(.internal, "\(error)"))
+            return session.failed(SpeechError(wrapping: error))
         }
-        item.owner = client
         await router.expect(item.id, notifications: notifications, by: client)
         guard await speech.post([item], from: client) else {
             await router.forget(item.id, by: client)

@@ -33,7 +33,7 @@ struct JSONLinesConnection: Sendable {
                         await router.send(.reply(.posted(item.id), to: line.id), to: client)
                         posts.append(item)
                     } catch {
-                        await router.send(.failure(Self.speechError(error), to: line.id), to: client)
+                        await router.send(.failure(SpeechError(wrapping: error), to: line.id), to: client)
                     }
                     continue
                 }
@@ -89,12 +89,8 @@ struct JSONLinesConnection: Sendable {
             }
             return .reply(reply, to: line.id)
         } catch {
-            return .failure(Self.speechError(error), to: line.id)
+            return .failure(SpeechError(wrapping: error), to: line.id)
         }
-    }
-
-    static func speechError(_ error: any Error) -> SpeechError {
-        (error as? SpeechError) ?? SpeechError(.internal, "\(error)")
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

@@ -53,7 +53,7 @@ public struct Daemon: Sendable {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
-        let lexicon = LexiconStore(location: .init(configurationDirectory: Self.folder(of: configPath)))
+        let lexicon = LexiconStore(location: .init(configurationDirectory: Folder.parent(of: configPath)))
         for problem in lexicon.reload() {
             logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
         }
@@ -126,8 +126,4 @@ public struct Daemon: Sendable {
         return .path(path)
     }
 
-    static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
 }

@@ -138,30 +138,12 @@ public enum SocketFile {
     /// Makes the missing folders (0700) and clears a stale socket file. Returns false when a live
     /// server answers at `path`: its socket is left alone.
     public static func prepare(path: String) throws -> Bool {
-        var folder = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true).dropLast() {
-            folder += "/" + component
-            if mkdir(folder, 0o700) != 0, errno != EEXIST {
-                throw FrontEndError.cannotCreateFolder(folder, errno: errno)
-            }
-        }
+        try Folder.make(Folder.parent(of: path))
         var status = stat()
         guard lstat(path, &status) == 0 else { return true }
         if SocketProbe.accepts(path: path) { return false }
         // Nobody answers: a leftover of a server that died. Safe to replace.
         unlink(path)
         return true
-    }
-}
-
-/// Why a front end could not start.
-public struct FrontEndError: Error, CustomStringConvertible {
-    private enum Code { case cannotCreateFolder }
-
-    private let code: Code
-    public let description: String
-
-    static func cannotCreateFolder(_ folder: String, errno: Int32) -> FrontEndError {
-        FrontEndError(code: .cannotCreateFolder, description: "cannot create \(folder): \(String(cString: strerror(errno)))")
     }
 }

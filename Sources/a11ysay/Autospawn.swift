@@ -41,7 +41,7 @@ enum Autospawn {
     /// Returns the pid of the daemon it started, or nil when one was already there.
     @discardableResult
     static func ensureRunning(socketPath path: String, environment: [String: String]) throws -> Int32? {
-        let folder = parentFolder(of: path)
+        let folder = Folder.parent(of: path)
         try makeFolder(folder)
         let lockPath = folder + "/autospawn.lock"
         let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -80,7 +80,7 @@ enum Autospawn {
     /// `a11yd` next to this `a11ysay` (as `make install` and `swift build` put them), else on PATH.
     static func findDaemon(environment: [String: String]) throws -> String {
         if let me = readLink("/proc/self/exe") {
-            let beside = parentFolder(of: me) + "/a11yd"
+            let beside = Folder.parent(of: me) + "/a11yd"
             if access(beside, X_OK) == 0 { return beside }
         }
         for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
@@ -99,14 +99,11 @@ enum Autospawn {
         return folder + "/a11yd.log"
     }
 
-    /// Creates the folder and its missing parents, owner-only.
     static func makeFolder(_ folder: String) throws {
-        var path = ""
-        for component in folder.split(separator: "/", omittingEmptySubsequences: true) {
-            path += "/" + component
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw Failure(description: "cannot create \(folder): \(String(cString: strerror(errno)))")
-            }
+        do {
+            try Folder.make(folder)
+        } catch {
+            throw Failure(description: error.description)
         }
     }
 
@@ -219,11 +216,6 @@ struct ClientSettings {
 
 // Small POSIX helpers, so that a11ysay needs no Foundation.
 extension Autospawn {
-    static func parentFolder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)

@@ -125,7 +125,7 @@ public final class SpeechService: SpeechControl, Service {
         do {
             switch change {
             case .add(let entry):
-                try await store.add(entry, checkedWith: pronouncer, defaultVoice: try await planner.voice(for: nil))
+                try await store.add(entry, checkedWith: pronouncer, defaultVoice: try await planner.defaultVoice())
                 return [LexiconListing(entry: entry, source: store.location.userFile)]
             case .remove(let grapheme, let language):
                 return try store.remove(grapheme: grapheme, language: language)

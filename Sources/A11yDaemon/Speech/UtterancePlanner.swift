@@ -36,23 +36,27 @@ final class UtterancePlanner: Sendable {
         return "en"
     }
 
-    /// The utterance: the text clients will see in events, the segments and settings the engine gets.
-    /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
-    /// The voice for a request's language, else the default one.
-    func voice(for language: String?) async throws -> String {
-        let wanted = language ?? defaultLanguage()
+    /// The voice for `language`. When that is the default language (no language asked for), a
+    /// locale eSpeak does not know must not silence the daemon: English then.
+    func voice(speaking language: String, isDefault: Bool) async throws -> String {
         do {
-            return try await engine.resolveVoice(language: wanted)
-        } catch let error as SpeechError where language == nil {
-            // A locale eSpeak does not know must not silence the daemon: fall back to English.
-            logger.warning("no voice for the default language; using English", metadata: ["language": "\(wanted)", "error": "\(error.message)"])
+            return try await engine.resolveVoice(language: language)
+        } catch let error as SpeechError where isDefault {
+            logger.warning("no voice for the default language; using English", metadata: ["language": "\(language)", "error": "\(error.message)"])
             return try await engine.resolveVoice(language: "en")
         }
     }
 
+    /// The voice for requests that name no language.
+    func defaultVoice() async throws -> String {
+        try await voice(speaking: defaultLanguage(), isDefault: true)
+    }
+
+    /// The utterance: the text clients will see in events, the segments and settings the engine gets.
+    /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
     func plan(_ request: SpeechRequest) async throws -> Utterance {
         let language = request.language ?? defaultLanguage()
-        let voice = try await self.voice(for: request.language)
+        let voice = try await self.voice(speaking: language, isDefault: request.language == nil)
         let lexicon = self.lexicon.lexicon
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
@@ -65,7 +69,7 @@ final class UtterancePlanner: Sendable {
             let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon)
             return utterance(plan.spokenText, plan.segments)
         case .element(let element):
-            let text = element.utterance(language: request.language ?? language)
+            let text = element.utterance(language: language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
             return utterance(text, try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments)
         case .text(let text, let spans):

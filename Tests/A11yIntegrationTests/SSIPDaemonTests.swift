@@ -9,16 +9,9 @@ import Testing
 /// are pointed at a11yd with SPEECHD_ADDRESS and cannot spawn one (SPEECHD_CMD=/bin/false).
 @Suite(.serialized) struct SSIPDaemonTests {
     func environment(_ daemon: DaemonHarness) throws -> [String: String] {
-        let home = daemon.pulse.directory.path + "/client-home"
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        var environment = daemon.pulse.clientEnvironment
-        environment["SPEECHD_ADDRESS"] = "unix_socket:" + (daemon.ssipSocketPath ?? "")
-        environment["SPEECHD_CMD"] = "/bin/false"
-        environment["HOME"] = home
-        environment["XDG_CONFIG_HOME"] = home + "/.config"
-        environment["XDG_RUNTIME_DIR"] = daemon.pulse.directory.path + "/runtime"
-        environment["PATH"] = "/usr/bin:/bin"
-        return environment
+        try speechDispatcherClientEnvironment(
+            socket: try #require(daemon.ssipSocketPath), home: daemon.pulse.directory.path + "/client-home",
+            runtime: daemon.pulse.directory.path + "/runtime", base: daemon.pulse.clientEnvironment)
     }
 
     func spdSay(_ arguments: [String], _ daemon: DaemonHarness) async throws -> (status: Int32, stdout: String, stderr: String) {

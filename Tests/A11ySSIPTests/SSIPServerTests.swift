@@ -38,13 +38,7 @@ import Testing
 
     /// Environment for a real SSIP client: our socket, and no way to start a real speech-dispatcher.
     func clientEnvironment(path: String, folder: String) throws -> [String: String] {
-        let config = folder + "/config/speech-dispatcher"
-        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
-        try "DisableAutoSpawn\n".write(toFile: config + "/speechd.conf", atomically: true, encoding: .utf8)
-        return [
-            "SPEECHD_ADDRESS": "unix_socket:\(path)", "SPEECHD_CMD": "/bin/false", "HOME": folder,
-            "XDG_CONFIG_HOME": folder + "/config", "XDG_RUNTIME_DIR": folder, "PATH": "/usr/bin:/bin",
-        ]
+        try speechDispatcherClientEnvironment(socket: path, home: folder)
     }
 
     // MARK: - Raw SSIP

@@ -59,12 +59,7 @@ import Glibc
         try await waitUntilAccepts(ssipPath)
         let recorder = MonitorRecorder(server: pulse.serverAddress)
         try recorder.start()
-        var clientEnvironment = env
-        clientEnvironment["SPEECHD_ADDRESS"] = "unix_socket:" + ssipPath
-        clientEnvironment["SPEECHD_CMD"] = "/bin/false"
-        clientEnvironment["HOME"] = sandbox.root
-        // spd-say gives up when setlocale fails (fr_FR is not installed here).
-        clientEnvironment["LANG"] = "C.UTF-8"
+        let clientEnvironment = try speechDispatcherClientEnvironment(socket: ssipPath, home: sandbox.root, base: env)
         let said = try await run("/usr/bin/spd-say", ["-w", "-l", "fr", "bonjour"], environment: clientEnvironment)
         let recording = recorder.stop()
         #expect(said.status == 0, "\(said.stderr)\n\(activator.log)")

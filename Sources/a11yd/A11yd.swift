@@ -9,9 +9,11 @@ struct A11yd: AsyncParsableCommand {
         commandName: "a11yd",
         abstract: "The a11yd speech daemon: VoiceOver-style announcements for Linux.",
         discussion: """
-            Listens on a Unix socket (JSON Lines, see docs/protocol.md), speaks with eSpeak-NG and \
-            plays through PulseAudio or PipeWire's pulse server. SIGTERM/SIGINT stop it gracefully, \
-            SIGHUP reloads the configuration. Socket-activated by systemd when started with LISTEN_FDS.
+            Listens on a Unix socket (JSON Lines, see docs/protocol.md) and on speech-dispatcher's \
+            (SSIP, for Orca and spd-say; see docs/ssip.md), speaks with eSpeak-NG and plays through \
+            PulseAudio or PipeWire's pulse server. SIGTERM/SIGINT stop it gracefully, SIGHUP reloads the \
+            configuration and the user's lexicon. Socket-activated by systemd when started with LISTEN_FDS \
+            (the socket named 'ssip' is SSIP).
             """)
 
     @Option(help: "Socket path (default: $A11YD_SOCKET, else $XDG_RUNTIME_DIR/a11yd/socket).")

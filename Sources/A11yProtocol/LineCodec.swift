@@ -56,6 +56,7 @@ public enum LineCodec {
             do {
                 let line = try RequestLine(from: decoder)
                 if case .post(let post) = line.request { _ = try post.speechRequest() }
+                if case .batch(let posts) = line.request { try Self.validate(posts) }
                 if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
                 if case .render(let post) = line.request { _ = try post.speechRequest() }
                 if case .lexicon(let lexicon) = line.request { _ = try lexicon.change() }
@@ -64,6 +65,21 @@ public enum LineCodec {
                 self.line = .failure(RequestLineError(error, id: id))
             } catch let error as DecodingError {
                 self.line = .failure(RequestLineError(LineCodec.describe(error), id: id))
+            }
+        }
+
+        /// A batch is accepted whole or not at all, so each of its posts is checked here and the
+        /// error names the one at fault.
+        private static func validate(_ posts: [Post]) throws(SpeechError) {
+            guard (1...Request.batchLimit).contains(posts.count) else {
+                throw SpeechError(.invalidRequest, "'posts' must hold 1 to \(Request.batchLimit) posts, got \(posts.count)")
+            }
+            for (index, post) in posts.enumerated() {
+                do {
+                    _ = try post.speechRequest()
+                } catch {
+                    throw SpeechError(error.code, "posts[\(index)]: \(error.message)")
+                }
             }
         }
     }

@@ -1,12 +1,17 @@
 import NIOCore
 
-/// The complete lines one read brought, in order. Lines that arrive together are applied
-/// together (docs/protocol.md), so the batch is kept.
+/// The complete lines one read brought, in order: handed on together only to save a hop per
+/// line. Each line is still its own request (docs/protocol.md: only `batch` groups posts).
 public struct LineBatch: Sendable {
     /// Each line without its newline.
     public var lines: [ByteBuffer]
     /// A line longer than the limit was skipped (after the lines above, before any later ones).
     public var skippedOverlongLine: Bool
+
+    public init(lines: [ByteBuffer], skippedOverlongLine: Bool = false) {
+        self.lines = lines
+        self.skippedOverlongLine = skippedOverlongLine
+    }
 }
 
 /// Newline framing with a maximum line length, as the first handler of a JSON Lines pipeline.

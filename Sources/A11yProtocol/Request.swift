@@ -15,6 +15,9 @@ public struct RequestLine: Sendable, Equatable {
 /// What a client can ask of the daemon.
 public enum Request: Sendable, Equatable {
     case post(Post)
+    /// Posts that reach the queue in one step, as if posted in the same instant (docs/protocol.md,
+    /// "Batches"). Lines are never batched by how they happen to arrive: only this asks for it.
+    case batch([Post])
     case pause(PauseBoundary)
     case resume
     case stop
@@ -31,12 +34,16 @@ public enum Request: Sendable, Equatable {
 
     /// The wire name of each operation (`op`).
     public enum Operation: String, Sendable, CaseIterable {
-        case post, pause, resume, stop, status, voices, subscribe, pronounce, render, lexicon
+        case post, batch, pause, resume, stop, status, voices, subscribe, pronounce, render, lexicon
     }
+
+    /// Most posts in one `batch`: a batch is decided in one step, so it is kept short.
+    public static let batchLimit = 64
 
     public var operation: Operation {
         switch self {
         case .post: .post
+        case .batch: .batch
         case .pause: .pause
         case .resume: .resume
         case .stop: .stop
@@ -125,7 +132,7 @@ public struct Post: Sendable, Equatable, Codable {
 
 extension RequestLine: Codable {
     private enum Keys: String, CodingKey {
-        case op, id, at, all
+        case op, id, at, all, posts
     }
 
     public init(from decoder: any Decoder) throws {
@@ -134,6 +141,7 @@ extension RequestLine: Codable {
         let operation = try container.decode(Request.Operation.self, forKey: .op)
         switch operation {
         case .post: request = .post(try Post(from: decoder))
+        case .batch: request = .batch(try container.decode([Post].self, forKey: .posts))
         case .pronounce: request = .pronounce(try Post(from: decoder))
         case .render: request = .render(try Post(from: decoder))
         case .lexicon: request = .lexicon(try LexiconRequest(from: decoder))
@@ -152,6 +160,7 @@ extension RequestLine: Codable {
         try container.encodeIfPresent(id, forKey: .id)
         switch request {
         case .post(let post), .pronounce(let post), .render(let post): try post.encode(to: encoder)
+        case .batch(let posts): try container.encode(posts, forKey: .posts)
         case .lexicon(let lexicon): try lexicon.encode(to: encoder)
         case .pause(let boundary): try container.encode(boundary, forKey: .at)
         case .subscribe(let all): try container.encode(all, forKey: .all)

@@ -17,6 +17,8 @@ public enum ServerMessage: Sendable, Equatable {
     public enum Reply: Sendable, Equatable {
         /// `post`: the new utterance's number.
         case posted(UtteranceID)
+        /// `batch`: the new utterances' numbers, in the order of the posts.
+        case postedBatch([UtteranceID])
         /// `pause`, `resume`, `stop`: whether the control changed anything.
         case control(effective: Bool)
         case status(Status)
@@ -81,7 +83,7 @@ extension SpeechQueue.State: Codable {}
 extension ServerMessage: Codable {
     private enum Keys: String, CodingKey {
         // Replies
-        case id, ok, error, utterance, effective, version, state, current, queue, voices, ipa, pcm, sampleRate, channels
+        case id, ok, error, utterance, utterances, effective, version, state, current, queue, voices, ipa, pcm, sampleRate, channels
         case entries
         // Events
         case event, start, length, text, successful, reason, message, name
@@ -99,6 +101,7 @@ extension ServerMessage: Codable {
             try container.encode(true, forKey: .ok)
             switch reply {
             case .posted(let utterance): try container.encode(utterance, forKey: .utterance)
+            case .postedBatch(let utterances): try container.encode(utterances, forKey: .utterances)
             case .control(let effective): try container.encode(effective, forKey: .effective)
             case .status(let status): try status.encode(to: encoder)
             case .voices(let voices): try container.encode(voices, forKey: .voices)
@@ -167,6 +170,8 @@ extension ServerMessage: Codable {
         let reply: Reply
         if let utterance = try container.decodeIfPresent(UtteranceID.self, forKey: .utterance) {
             reply = .posted(utterance)
+        } else if let utterances = try container.decodeIfPresent([UtteranceID].self, forKey: .utterances) {
+            reply = .postedBatch(utterances)
         } else if let effective = try container.decodeIfPresent(Bool.self, forKey: .effective) {
             reply = .control(effective: effective)
         } else if container.contains(.state) {

@@ -181,6 +181,12 @@ extension ServerMessage {
         return speechEvent?.utterance.rawValue
     }
 
+    /// A `batch` reply's utterances, in the order of its posts.
+    public var utterances: [UInt64]? {
+        if case .postedBatch(let ids)? = reply { return ids.map(\.rawValue) }
+        return nil
+    }
+
     public var effective: Bool? {
         if case .control(let effective)? = reply { return effective }
         return nil

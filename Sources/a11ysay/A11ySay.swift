@@ -257,7 +257,7 @@ struct A11ySay: ParsableCommand {
                     print("\(lexiconRemove != nil ? "removed" : "added"): \(listing.entry)")
                 }
             }
-        case .posted, .control, .audio, .done:
+        case .posted, .postedBatch, .control, .audio, .done:
             break
         }
     }

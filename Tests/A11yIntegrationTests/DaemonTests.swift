@@ -216,12 +216,14 @@ import Testing
         let client = try await daemon.client()
         let p1 = try await client.post(.say("page un sur dix, " + longSentence, kind: .pageScrolled))
         try await client.waitFor("P1 first word") { $0.event == "word" && $0.utterance == p1 }
-        // P2 and P3 arrive together, as they would from a fast scroll.
-        let p2Request = RequestLine(.post(.say("page deux sur dix", kind: .pageScrolled)), id: .string("p2"))
-        let p3Request = RequestLine(.post(.say("page trois sur dix", kind: .pageScrolled)), id: .string("p3"))
-        try await client.send(p2Request, p3Request)
-        let p2 = try #require(try await client.waitFor("P2 reply") { $0.id == .string("p2") }.utterance)
-        let p3 = try #require(try await client.waitFor("P3 reply") { $0.id == .string("p3") }.utterance)
+        // P2 and P3 posted in one step (a batch), as a fast scroll would post them.
+        let batch = RequestLine(
+            .batch([.say("page deux sur dix", kind: .pageScrolled), .say("page trois sur dix", kind: .pageScrolled)]),
+            id: .string("scroll"))
+        try await client.send(batch)
+        let ids = try #require(try await client.waitFor("batch reply") { $0.id == .string("scroll") }.utterances)
+        try #require(ids.count == 2)
+        let (p2, p3) = (ids[0], ids[1])
         let p3Finished = try await client.finished(p3)
         let reasons = Dictionary(uniqueKeysWithValues: await client.finishes().map { ($0.0, $0.1) })
         #expect(reasons[p1] == .interrupted)

@@ -4,58 +4,53 @@ import NIOCore
 
 /// Answers the requests of one connection through the speech API.
 ///
-/// Lines that arrived together are applied together: consecutive posts reach the queue in one
-/// step, so that, for instance, two page scrolls sent at once always coalesce the same way (unless
-/// the client has left hundreds of answers unread: then what was gathered is posted, and reading
-/// waits for the client to catch up).
+/// Each line is applied on its own, in order, however the bytes were split into reads: only an
+/// explicit `batch` reaches the queue in one step (docs/protocol.md, "Batches").
 struct JSONLinesConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
     let router: ConnectionRouter
     let outbox: ConnectionOutbox
 
-    func handle(_ batch: LineBatch) async {
-        var posts: [SpeechItem] = []
-        for line in batch.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
+    func handle(_ lines: LineBatch) async {
+        for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
             // Backpressure: no more requests are read while this client's answers wait unread.
-            if !outbox.hasRoom {
-                await post(&posts)
-                await outbox.waitForRoom()
-            }
+            if !outbox.hasRoom { await outbox.waitForRoom() }
             switch LineCodec.decodeRequest(line.readableBytesView) {
             case .failure(let failure):
                 await router.send(.failure(failure.error, to: failure.id), to: client)
             case .success(let line):
-                if case .post(let post) = line.request {
-                    do {
-                        let item = try await speech.prepare(try post.speechRequest())
-                        await router.expect([item.id], by: client)
-                        await router.send(.reply(.posted(item.id), to: line.id), to: client)
-                        posts.append(item)
-                    } catch {
-                        await router.send(.failure(SpeechError(wrapping: error), to: line.id), to: client)
-                    }
-                    continue
+                switch line.request {
+                case .post(let post): await accept([post], line.id) { .posted($0[0]) }
+                case .batch(let posts): await accept(posts, line.id) { .postedBatch($0) }
+                default: await router.send(await answer(line), to: client)
                 }
-                await post(&posts)
-                await router.send(await answer(line), to: client)
             }
         }
-        await post(&posts)
-        if batch.skippedOverlongLine {
+        if lines.skippedOverlongLine {
             await router.send(
                 .failure(SpeechError(.lineTooLong, "a line exceeded \(LineCodec.maximumLineLength) bytes and was ignored"), to: nil),
                 to: client)
         }
     }
 
-    /// Queues the posts gathered so far in one step. Once speech has shut down nothing is queued,
-    /// and each item still gets its one `finished`, from here.
-    private func post(_ posts: inout [SpeechItem]) async {
-        guard !posts.isEmpty else { return }
-        defer { posts.removeAll() }
-        if await speech.post(posts, from: client) { return }
-        for item in posts {
+    /// Prepares every post (all or none: a batch with one bad post is refused whole), replies, and
+    /// queues them in one step. The reply goes out before the first event of the items it names.
+    private func accept(
+        _ posts: [Post], _ id: RequestID?, reply: ([UtteranceID]) -> ServerMessage.Reply
+    ) async {
+        var items: [SpeechItem] = []
+        do {
+            for post in posts { items.append(try await speech.prepare(try post.speechRequest())) }
+        } catch {
+            await router.send(.failure(SpeechError(wrapping: error), to: id), to: client)
+            return
+        }
+        await router.expect(items.map(\.id), by: client)
+        await router.send(.reply(reply(items.map(\.id)), to: id), to: client)
+        if await speech.post(items, from: client) { return }
+        // Speech has shut down: nothing is queued, and each item still gets its one `finished`.
+        for item in items {
             await router.route(ClientEvent(
                 .finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"), owner: client))
         }
@@ -65,8 +60,8 @@ struct JSONLinesConnection: Sendable {
         do {
             let reply: ServerMessage.Reply
             switch line.request {
-            case .post:
-                preconditionFailure("posts are handled in batches")
+            case .post, .batch:
+                preconditionFailure("posts are accepted by accept(_:_:reply:)")
             case .pause(let boundary):
                 reply = .control(effective: await speech.pause(.all, at: boundary))
             case .resume:

@@ -48,6 +48,7 @@ let package = Package(
             name: "A11yFrontEnd",
             dependencies: [
                 "A11yProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -132,7 +133,7 @@ let package = Package(
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon"]),
         .testTarget(
             name: "A11yIntegrationTests",
-            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yTestSupport"]
+            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,9 @@ import A11yCore
 
 /// Turns the speech API's events into SSIP's 700–705 notifications, for clients that asked for them.
 public enum SSIPEvents {
+    /// `700 INDEX MARK`: the one notification that only says how far speech has got.
+    public static let indexMarkCode = 700
+
     /// The notification for `event` of a message of `client`, or nil when the client did not ask for
     /// that kind (when the message was sent) or SSIP has none (word events).
     public static func reply(
@@ -12,7 +15,7 @@ public enum SSIPEvents {
         case .started:
             return begin(event.utterance, client: client, notifications: notifications)
         case .mark(_, let name):
-            return notifications.contains(.indexMarks) ? SSIPReply(700, "INDEX MARK", lines: head + [name]) : nil
+            return notifications.contains(.indexMarks) ? SSIPReply(indexMarkCode, "INDEX MARK", lines: head + [name]) : nil
         case .paused:
             return notifications.contains(.pause) ? SSIPReply(704, "PAUSED", lines: head) : nil
         case .resumed:

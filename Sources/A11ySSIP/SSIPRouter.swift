@@ -1,11 +1,14 @@
 import A11yCore
+import A11yFrontEnd
+import Logging
 
 /// The SSIP front end's post office: replies and events to each connection, in order, and settings
 /// one connection changes for others (`SET all …`).
 ///
 /// While a connection's command is being answered its events wait, so that no event ever falls
-/// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). An
-/// outbox the client does not drain is bounded: past `outboxLimit` replies the connection is closed.
+/// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). What
+/// waits for a client is bounded by its `Outbox`, as for the JSON front end: a late reader loses index
+/// marks first, and one that stays behind is cut off.
 ///
 /// `701 BEGIN` goes out when the message is first heard (its first word or mark, else just before
 /// its `702 END` or `704 PAUSED`), not when a11yd starts synthesising it: that is what BEGIN means
@@ -20,7 +23,7 @@ actor SSIPRouter {
     }
 
     private struct Connection {
-        var outbox: AsyncStream<SSIPReply>.Continuation
+        var outbox: Outbox<SSIPReply>
         /// Each message until its last event.
         var messages: [UtteranceID: Message] = [:]
         var isAnswering = false
@@ -29,26 +32,32 @@ actor SSIPRouter {
         var changes: [SSIPSettingChange] = []
     }
 
-    private let outboxLimit: Int
+    private let limits: Outbox<SSIPReply>.Limits
+    private let logger: Logger
     private var connections: [ClientID: Connection] = [:]
 
-    init(outboxLimit: Int) {
-        self.outboxLimit = outboxLimit
+    init(limits: Outbox<SSIPReply>.Limits, logger: Logger) {
+        self.limits = limits
+        self.logger = logger
     }
 
     var connectionCount: Int { connections.count }
 
-    /// A new connection; what is to be written to it comes out of the returned stream, in order,
-    /// and the stream ends when the connection is to close.
-    func register(_ client: ClientID) -> AsyncStream<SSIPReply> {
-        let (replies, outbox) = AsyncStream.makeStream(of: SSIPReply.self, bufferingPolicy: .bufferingOldest(outboxLimit))
+    /// A new connection; its writer drains the returned outbox, which ends when the connection is
+    /// to close.
+    func register(_ client: ClientID) -> Outbox<SSIPReply> {
+        let outbox = Outbox<SSIPReply>(limits: limits, isProgress: { $0.code == SSIPEvents.indexMarkCode })
         connections[client] = Connection(outbox: outbox)
-        return replies
+        return outbox
     }
 
     func send(_ reply: SSIPReply, to client: ClientID) {
         guard let connection = connections[client] else { return }
-        if case .dropped = connection.outbox.yield(reply) { close(client) }
+        if connection.outbox.push(reply) == .overflowed {
+            logger.warning(
+                "SSIP client cut off: it left \(limits.cutOffAfter) replies and events unread", metadata: ["client": "\(client)"])
+            connections.removeValue(forKey: client)
+        }
     }
 
     func beginAnswer(_ client: ClientID) {

@@ -20,8 +20,9 @@ public final class SSIPServer: Service, Sendable {
         public var maximumLineLength = 256 * 1024
         /// Most bytes of one SPEAK body.
         public var maximumMessageBytes = 1024 * 1024
-        /// Most replies and events waiting for a client that does not read; past it, it is cut off.
-        public var outboxLimit = 4096
+        /// What may wait for a client that does not read: index marks are dropped past the first
+        /// limit, and the client is cut off past the second.
+        public var outboxLimits = Outbox<SSIPReply>.Limits()
         /// What `GET LANGUAGE` says before a client sets one.
         public var defaultLanguage = "en"
 
@@ -48,7 +49,7 @@ public final class SSIPServer: Service, Sendable {
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
         self.events = speech.events()
-        self.router = SSIPRouter(outboxLimit: configuration.outboxLimit)
+        self.router = SSIPRouter(limits: configuration.outboxLimits, logger: logger)
         self.logger = logger
     }
 
@@ -96,13 +97,15 @@ public final class SSIPServer: Service, Sendable {
                     group.addTask {
                         // The writer: every reply and event, in order, until the router closes the
                         // outbox (QUIT, the client gone, a client not reading, shutdown).
-                        for await reply in outbox { try await outbound.write(reply) }
+                        try await outbox.drain { try await outbound.write($0) }
                         outbound.finish()
                         // The conversation is over: stop reading too.
                         throw ConnectionEnded()
                     }
                     do {
                         for try await frame in inbound {
+                            // Backpressure: no more commands are read while this client's answers wait unread.
+                            await outbox.waitForRoom()
                             guard await connection.handle(frame, session: &session) else { break }
                         }
                     } catch {

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yFrontEnd
 @testable import A11yDaemon
 import A11yProtocol
 import A11yTestSupport
@@ -17,7 +18,7 @@ import Glibc
     }
 
     @Test func aLateReaderLosesProgressEventsFirstAndIsCutOffAtTheLimit() {
-        let outbox = ConnectionOutbox(limits: .init(shedProgressAfter: 2, cutOffAfter: 4))
+        let outbox = Outbox<ServerMessage>(limits: .init(shedProgressAfter: 2, cutOffAfter: 4))
         #expect(outbox.push(word(1)) == .queued)
         #expect(outbox.push(finished(1)) == .queued)
         // Behind: words go, finished events stay.
@@ -32,7 +33,7 @@ import Glibc
     }
 
     @Test func aDrainedOutboxTakesMessagesInOrderAndEndsWhenFinished() async throws {
-        let outbox = ConnectionOutbox()
+        let outbox = Outbox<ServerMessage>()
         for n in UInt64(1)...3 { _ = outbox.push(finished(n)) }
         outbox.finish()
         var written: [ServerMessage] = []

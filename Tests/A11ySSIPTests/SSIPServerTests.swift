@@ -111,6 +111,44 @@ import Testing
         }
     }
 
+    @Test func aClientThatSendsFasterThanItReadsIsHeldUpNotCutOff() async throws {
+        // More replies and events than the outbox's cut-off (4096) if every line were read at once.
+        try await withServer(speech: FakeSpeech(eventDelay: .zero)) { path, speech, _ in
+            let client = try RawSSIPClient(path: path)
+            #expect(try client.exchange("SET self NOTIFICATION all on") == "220 OK NOTIFICATION SET\r\n")
+            let count = 3000
+            let writer = client.sendFromAnotherThread(String(repeating: "SPEAK\r\nbonjour\r\n.\r\n", count: count))
+            // It reads only later: what it sent must wait in its socket, not in our memory.
+            try await Task.sleep(for: .milliseconds(500))
+            var queued = 0
+            var ended = 0
+            while ended < count {
+                let reply = try client.readReply()
+                if reply.hasSuffix("225 OK MESSAGE QUEUED\r\n") { queued += 1 }
+                if reply.hasSuffix("702 END\r\n") { ended += 1 }
+            }
+            writer.wait()
+            #expect(queued == count)
+            #expect(speech.posted.count == count)
+            #expect(try client.exchange("GET RATE") == "251-0\r\n251 OK GET RETURNED\r\n", "still served")
+        }
+    }
+
+    @Test func aLateReaderLosesIndexMarksFirstAndIsCutOffAtTheLimit() async throws {
+        let router = SSIPRouter(limits: .init(shedProgressAfter: 2, cutOffAfter: 4), logger: Logger(label: "test"))
+        let client = ClientID.next()
+        let outbox = await router.register(client)
+        let mark = SSIPReply(SSIPEvents.indexMarkCode, "INDEX MARK", lines: ["1", "1", "m"])
+        for reply in [SSIPReply.paused, .resumed, mark, .stopped] { await router.send(reply, to: client) }
+        #expect(outbox.waiting == 3, "the index mark was dropped, the rest kept")
+        await router.send(.canceled, to: client)
+        await router.send(.canceled, to: client)
+        #expect(await router.connectionCount == 0, "cut off past the limit")
+        var written: [SSIPReply] = []
+        try await outbox.drain { written.append($0) }
+        #expect(written.isEmpty, "nothing more is written to a client that was cut off")
+    }
+
     @Test func setAllReachesTheOtherConnectionsAndAnUnknownIDIsRefused() async throws {
         try await withServer { path, _, _ in
             let one = try RawSSIPClient(path: path)
@@ -259,6 +297,24 @@ final class RawSSIPClient {
     func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         guard write(descriptor, bytes, bytes.count) == bytes.count else { throw TestFailure("write failed") }
+    }
+
+    /// Writes `text` from a thread of its own (it may block until the server reads); `wait()`
+    /// on the result returns once it is all written or the socket failed.
+    func sendFromAnotherThread(_ text: String) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let bytes = Array(text.utf8)
+        let descriptor = self.descriptor
+        Thread.detachNewThread {
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                sent += count
+            }
+            done.signal()
+        }
+        return done
     }
 
     /// Sends `line` with CRLF and reads one whole reply.

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yFrontEnd
 import A11yProtocol
 import Logging
 
@@ -8,10 +9,10 @@ import Logging
 /// A connection whose client stopped sending (closed or half-closed) is kept until the items it
 /// posted have finished, so a client that posts and half-closes still hears `finished`; items of a
 /// client that went away entirely are still spoken, their events go nowhere. A client that does not
-/// read what it is sent is cut off (`ConnectionOutbox`), so that it holds up no one and no memory.
+/// read what it is sent is cut off (its `Outbox`), so that it holds up no one and no memory.
 actor ConnectionRouter {
     private struct Connection {
-        var outbox: ConnectionOutbox
+        var outbox: Outbox<ServerMessage>
         /// Closes the connection now, unwritten messages and all.
         var cutOff: @Sendable () -> Void
         var isSubscribed = false
@@ -22,17 +23,17 @@ actor ConnectionRouter {
     }
 
     private var connections: [ClientID: Connection] = [:]
-    private let limits: ConnectionOutbox.Limits
+    private let limits: Outbox<ServerMessage>.Limits
     private let logger: Logger
 
-    init(limits: ConnectionOutbox.Limits = .init(), logger: Logger) {
+    init(limits: Outbox<ServerMessage>.Limits = .init(), logger: Logger) {
         self.limits = limits
         self.logger = logger
     }
 
     /// A new connection; its writer drains the returned outbox.
-    func register(_ client: ClientID, cutOff: @escaping @Sendable () -> Void) -> ConnectionOutbox {
-        let outbox = ConnectionOutbox(limits: limits)
+    func register(_ client: ClientID, cutOff: @escaping @Sendable () -> Void) -> Outbox<ServerMessage> {
+        let outbox = Outbox<ServerMessage>(limits: limits)
         connections[client] = Connection(outbox: outbox, cutOff: cutOff)
         return outbox
     }
@@ -104,5 +105,22 @@ actor ConnectionRouter {
             connection.outstanding.isEmpty
         else { return }
         remove(client)
+    }
+}
+
+extension Outbox<ServerMessage> {
+    /// A JSON Lines client's outbox: its progress events are `word` and `mark`.
+    convenience init(limits: Limits = Limits()) {
+        self.init(limits: limits, isProgress: { $0.isProgress })
+    }
+}
+
+extension ServerMessage {
+    /// Events that only say how far speech has got; a late reader can do without them.
+    var isProgress: Bool {
+        switch self {
+        case .event(.word), .event(.mark): true
+        default: false
+        }
     }
 }

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yFrontEnd
 import A11yProtocol
 import NIOCore
 
@@ -10,7 +11,7 @@ struct JSONLinesConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
     let router: ConnectionRouter
-    let outbox: ConnectionOutbox
+    let outbox: Outbox<ServerMessage>
 
     func handle(_ lines: LineBatch) async {
         for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {

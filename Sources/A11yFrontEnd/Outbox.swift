@@ -1,27 +1,26 @@
-import A11yCore
-import A11yProtocol
 import DequeModule
 import Synchronization
 
-/// What waits to be written to one client, bounded whatever the client does.
+/// What waits to be written to one client, bounded whatever the client does: every front end's.
 ///
-/// A reader that falls behind loses `word` and `mark` events first (they only say where speech is);
-/// one that stays behind is cut off: replies and `finished` are never dropped, so the only bounded
-/// answer to a client that does not read them is to stop serving it.
-final class ConnectionOutbox: Sendable {
-    struct Limits: Sendable {
+/// A reader that falls behind loses progress events first (JSON `word` and `mark`, SSIP's index
+/// marks: they only say where speech is); one that stays behind is cut off: replies and the ends
+/// of messages are never dropped, so the only bounded answer to a client that does not read them
+/// is to stop serving it.
+public final class Outbox<Message: Sendable>: Sendable {
+    public struct Limits: Sendable {
         /// Messages waiting beyond which `word` and `mark` events are dropped.
-        var shedProgressAfter = 256
+        public var shedProgressAfter = 256
         /// Messages waiting beyond which the client is cut off.
-        var cutOffAfter = 4096
+        public var cutOffAfter = 4096
 
-        init(shedProgressAfter: Int = 256, cutOffAfter: Int = 4096) {
+        public init(shedProgressAfter: Int = 256, cutOffAfter: Int = 4096) {
             self.shedProgressAfter = shedProgressAfter
             self.cutOffAfter = max(shedProgressAfter, cutOffAfter)
         }
     }
 
-    enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         case queued
         /// A progress event was dropped: the reader is behind.
         case shed
@@ -32,11 +31,13 @@ final class ConnectionOutbox: Sendable {
     }
 
     private struct State {
-        var messages: Deque<ServerMessage> = []
+        var messages: Deque<Message> = []
         var isFinished = false
     }
 
-    private let limits: Limits
+    public let limits: Limits
+    /// Whether a message only reports progress, and may be dropped for a late reader.
+    private let isProgress: @Sendable (Message) -> Bool
     private let state = Mutex(State())
     /// Rings when something was queued or the outbox finished; the writer then drains it.
     private let doorbell: AsyncStream<Void>
@@ -45,13 +46,14 @@ final class ConnectionOutbox: Sendable {
     private let room: AsyncStream<Void>
     private let ringRoom: AsyncStream<Void>.Continuation
 
-    init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits(), isProgress: @escaping @Sendable (Message) -> Bool) {
         self.limits = limits
+        self.isProgress = isProgress
         (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (room, ringRoom) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func push(_ message: ServerMessage) -> Outcome {
+    public func push(_ message: Message) -> Outcome {
         let outcome: Outcome = state.withLock { state in
             if state.isFinished { return .closed }
             if state.messages.count >= limits.cutOffAfter {
@@ -59,7 +61,7 @@ final class ConnectionOutbox: Sendable {
                 state.messages.removeAll()
                 return .overflowed
             }
-            if state.messages.count >= limits.shedProgressAfter, message.isProgress { return .shed }
+            if state.messages.count >= limits.shedProgressAfter, isProgress(message) { return .shed }
             state.messages.append(message)
             return .queued
         }
@@ -74,21 +76,21 @@ final class ConnectionOutbox: Sendable {
     }
 
     /// No more messages: the writer ends once what is queued is written.
-    func finish() {
+    public func finish() {
         state.withLock { $0.isFinished = true }
         ring.finish()
         ringRoom.finish()
     }
 
     /// Every message, in order, until the outbox is finished and drained. One consumer.
-    func drain(_ write: (ServerMessage) async throws -> Void) async throws {
+    public func drain(_ write: (Message) async throws -> Void) async throws {
         for await _ in doorbell {
             try await writeWaiting(write)
         }
         try await writeWaiting(write)
     }
 
-    private func writeWaiting(_ write: (ServerMessage) async throws -> Void) async throws {
+    private func writeWaiting(_ write: (Message) async throws -> Void) async throws {
         while let message = state.withLock({ $0.messages.popFirst() }) {
             try await write(message)
             ringRoom.yield()
@@ -98,24 +100,14 @@ final class ConnectionOutbox: Sendable {
     /// Returns once no more than `shedProgressAfter` messages wait (or the outbox is finished):
     /// a client's requests are not read while the answers to its earlier ones are backed up, so
     /// a client that sends without reading is held up by its own socket, not by our memory.
-    func waitForRoom() async {
+    public func waitForRoom() async {
         guard !hasRoom else { return }
         for await _ in room where hasRoom { return }
     }
 
-    var hasRoom: Bool {
+    public var hasRoom: Bool {
         state.withLock { $0.isFinished || $0.messages.count <= limits.shedProgressAfter }
     }
 
-    var waiting: Int { state.withLock { $0.messages.count } }
-}
-
-extension ServerMessage {
-    /// Events that only say how far speech has got; a late reader can do without them.
-    fileprivate var isProgress: Bool {
-        switch self {
-        case .event(.word), .event(.mark): true
-        default: false
-        }
-    }
+    public var waiting: Int { state.withLock { $0.messages.count } }
 }

@@ -78,11 +78,11 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
                 try await whenTaken(path)
                 return
             }
-            // Owner-only from the first instant: no window where another user could connect.
-            let previous = umask(0o077)
+            // Created 0600 (connecting needs write) from the first instant: no window where another
+            // user could connect, and no chmod after bind that could race with anyone else's.
+            let previous = umask(0o177)
             defer { umask(previous) }
             server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
-            chmod(path, 0o600)
             ownedPath = path
             logger.info("\(logPrefix)listening", metadata: ["socket": "\(path)"])
         case .inherited(let descriptor, let path):

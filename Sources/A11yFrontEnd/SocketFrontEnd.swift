@@ -78,11 +78,23 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
                 try await whenTaken(path)
                 return
             }
-            // Created 0600 (connecting needs write) from the first instant: no window where another
-            // user could connect, and no chmod after bind that could race with anyone else's.
-            let previous = umask(0o177)
-            defer { umask(previous) }
-            server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            // Bound under a private name, made 0600, then linked to its path: the path never shows
+            // another mode, no process-wide umask is touched (both front ends bind at once), and
+            // a daemon that lost a start-up race finds the path taken rather than replacing it.
+            let staging = try SocketFile.stagingPath(for: path)
+            unlink(staging)
+            server = try await bootstrap.bind(unixDomainSocketPath: staging, childChannelInitializer: initializer)
+            chmod(staging, 0o600)
+            let linked = link(staging, path) == 0 ? 0 : errno
+            unlink(staging)
+            if linked != 0 {
+                try? await server.channel.close()
+                if linked == EEXIST {
+                    try await whenTaken(path)
+                    return
+                }
+                throw SocketFileError(path: path, errno: linked)
+            }
             ownedPath = path
             logger.info("\(logPrefix)listening", metadata: ["socket": "\(path)"])
         case .inherited(let descriptor, let path):
@@ -145,5 +157,26 @@ public enum SocketFile {
         // Nobody answers: a leftover of a server that died. Safe to replace.
         unlink(path)
         return true
+    }
+
+    /// A name beside `path`, of this process, under which the socket is bound before it is linked
+    /// to `path`.
+    public static func stagingPath(for path: String) throws -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? "socket"
+        let staging = Folder.parent(of: path) + "/.\(name).\(getpid())"
+        guard UnixSocketAddress(path: staging) != nil else {
+            throw SocketFileError(path: path, errno: ENAMETOOLONG)
+        }
+        return staging
+    }
+}
+
+/// The socket could not be put at its path.
+public struct SocketFileError: Error, CustomStringConvertible {
+    public var path: String
+    public var errno: Int32
+
+    public var description: String {
+        "cannot create the socket \(path): " + String(cString: strerror(errno))
     }
 }

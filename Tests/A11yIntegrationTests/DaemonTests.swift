@@ -35,6 +35,8 @@ import Testing
         let socketMode = try #require(try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int)
         #expect(folderMode == 0o700, "folder \(String(folderMode, radix: 8))")
         #expect(socketMode == 0o600, "socket \(String(socketMode, radix: 8))")
+        // Bound under a private name and linked to its path: only the socket itself is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["socket"])
         await daemon.shutDown()
     }
 

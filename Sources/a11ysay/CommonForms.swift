@@ -4,14 +4,18 @@ import Glibc
 
 /// The common forms of a11ysay's arguments, read without ArgumentParser.
 ///
-/// ArgumentParser stays the parser of record, but building its argument set costs most of a
-///11ysay's start-up (about 11 M instructions of 15 M for `a11ysay "bonjour"`, measured with
-/// callgrind: type metadata by mangled name and protocol conformance scans). So the forms people
-/// type most, and the ones that must act fast (`--stop`, `--pause`, `--resume`), are read here:
+/// ArgumentParser stays the parser of record, but building its argument set was most of
+/// a11ysay's start-up (11 M of the 15.5 M instructions of `a11ysay "bonjour"`, callgrind: type
+/// metadata by mangled name and protocol conformance scans; 1.3 ms of CPU in the static build). So
+/// the forms people type most, and the ones that must act fast (`--stop`, `--pause`, `--resume`),
+/// are read here:
 ///
 ///     a11ysay [--socket PATH] [--lang LANG] [--queue] [--wait] [--json] TEXT
 ///     a11ysay [--socket PATH] [--json] --stop | --pause | --resume | --status
 ///     a11ysay --help                      (when the help is rendered 80 columns wide)
+///
+/// (`--lang`, `--queue` and `--wait` with a control are accepted and mean nothing, as with
+/// ArgumentParser.)
 ///
 /// Only these exact spellings, each at most once, in any order. Anything else — `--lang=fr`,
 /// `-h`, another option, a value or a TEXT starting with `-`, a second TEXT, values that do not

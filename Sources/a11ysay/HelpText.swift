@@ -1,6 +1,7 @@
 /// `a11ysay --help` as ArgumentParser renders it 80 columns wide (`COLUMNS=80 a11ysay -h`), printed
 /// by `CommonForms` without building ArgumentParser's argument set. A test compares it with
-/// ArgumentParser's own rendering; when the options change, paste that output here.
+/// ArgumentParser's own rendering (CommonFormsTests); when the options change, put the output of
+/// `COLUMNS=80 a11ysay -h | sed 's/^./        &/'` between the delimiters.
 enum HelpText {
     static let width = 80
     static let rendered = #"""

@@ -576,6 +576,67 @@ class Bench:
             c.close()
         self.results["stop"] = {k: {"values": v, **stats(v)} for k, v in values.items()}
 
+    # -- pause and resume --------------------------------------------------------------------
+    def controls(self):
+        """Pause → silence, then resume → sound, for the same speaking item: a11ysay --pause and
+        --resume, and the same requests on an open connection (JSON Lines, SSIP). speech-dispatcher
+        0.11.4 is not measured: a PAUSE during plain text leaves it silent for good (field notes),
+        which would wedge every measurement after this one; spd-say has no pause option."""
+        a11y_bg = A11ydClient(self.a.a11yd_socket)
+        a11y_ctl = A11ydClient(self.a.a11yd_socket)
+        a11y_ssip_bg = SSIPClient(self.a.a11yd_ssip_socket, "bench-bg")
+        a11y_ssip_ctl = SSIPClient(self.a.a11yd_ssip_socket, "bench-ctl")
+        a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT)
+        a11y_ssip_bg_start = lambda: a11y_ssip_bg.speak(LONG_TEXT)
+        cases = {  # name: (background, pause, resume)
+            "a11yd: a11ysay --pause / --resume": (
+                a11y_bg_start, lambda: run_cli(self.say_cmd("--pause")), lambda: run_cli(self.say_cmd("--resume"))),
+            "a11yd: raw socket {\"op\":\"pause\"} / {\"op\":\"resume\"}": (
+                a11y_bg_start, lambda: a11y_ctl.send({"op": "pause"}), lambda: a11y_ctl.send({"op": "resume"})),
+            "a11yd: raw SSIP PAUSE ALL / RESUME ALL": (
+                a11y_ssip_bg_start, lambda: a11y_ssip_ctl.command("PAUSE ALL"),
+                lambda: a11y_ssip_ctl.command("RESUME ALL")),
+        }
+        paused = {k: [] for k in cases}
+        resumed = {k: [] for k in cases}
+        for i in range(self.a.control_runs):
+            for name, (start_bg, pause, resume) in cases.items():
+                self.rec.settle(300)
+                nb = self.rec.count()
+                start_bg()
+                kb = self.rec.wait_loud(nb, LOUD, 3)
+                time.sleep(0.5)
+                n0 = self.rec.count()
+                t0 = now()
+                p = pause()
+                end = self.rec.wait_quiet(n0, 700, 5)
+                reap([p if isinstance(p, subprocess.Popen) else None])
+                silent = kb is not None and end is not None
+                paused[name].append(self.rec.time_of(end) - t0 if silent else None)
+                k = None
+                if silent:
+                    n1 = self.rec.count()
+                    t1 = now()
+                    p = resume()
+                    k = self.rec.wait_loud(n1, QUIET, 3)
+                    reap([p if isinstance(p, subprocess.Popen) else None])
+                resumed[name].append(self.rec.time_of(k) - t1 if k is not None else None)
+                if not silent or k is None:
+                    why = ("background item never heard" if kb is None else
+                           "still sounding 5 s after the pause" if end is None else "not heard again after the resume")
+                    self.results["notes"].append(f"pause/resume, {name}, round {i + 1}: {why}")
+                    log("FAILED:", self.results["notes"][-1])
+                    self.a11yd_status(f"pause/resume, {name}, round {i + 1}")
+                a11y_ctl.send({"op": "stop"})
+                a11y_ssip_ctl.command("CANCEL ALL")
+                self.rec.wait_quiet(self.rec.count(), 300, 10)
+            log(f"pause/resume round {i + 1}/{self.a.control_runs}:",
+                ", ".join(f"{n}={ms(paused[n][-1])}/{ms(resumed[n][-1])}" for n in cases))
+        for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl):
+            c.close()
+        self.results["pause"] = {k: {"values": v, **stats(v)} for k, v in paused.items()}
+        self.results["resume"] = {k: {"values": v, **stats(v)} for k, v in resumed.items()}
+
     # -- many utterances (memory load) -------------------------------------------------------
     def speak_many(self):
         a11y = A11ydClient(self.a.a11yd_socket)
@@ -630,6 +691,7 @@ class Bench:
         self.first_sound()
         self.interrupt()
         self.stop()
+        self.controls()
         self.rec.close()
         self.rec = None
         self.snapshot_memory("at the end")
@@ -654,6 +716,50 @@ def tool_versions():
             "kernel": os.uname().release}
 
 
+def targets_issue_11(r):
+    """a11ysay and resume against issue 11's targets, with ratios to speech-dispatcher's equivalents."""
+    def median(table, name):
+        return r.get(table, {}).get(name, {}).get("median")
+
+    def row(measure, mine, theirs, target, limit):
+        ratio = f"{mine / theirs:.2f}×" if mine is not None and theirs else "–"
+        if mine is None or limit is None:
+            met = "–"
+        elif mine <= limit:
+            met = "yes"
+        else:
+            met = f"no, by {ms(mine - limit)} ms"
+        return f"| {measure} | {ms(mine)} | {theirs_text(theirs)} | {ratio} | {target} | {met} |"
+
+    def theirs_text(theirs):
+        return "–" if theirs is None else ms(theirs)
+
+    spd_say = median("first_sound", "speech-dispatcher: spd-say")
+    spd_stop = median("stop", "speech-dispatcher: spd-say -S")
+    spd_version = r.get("cli_startup", {}).get("spd-say -v", {}).get("median")
+    L = ["#### a11ysay and resume against issue 11's targets (medians of this run, ms)", "",
+         "| measure | a11yd | speech-dispatcher | ratio | target | met |", "|---|---:|---:|---:|---|---|"]
+    L.append(row('`a11ysay "bonjour"` → first sound (vs `spd-say`)', median("first_sound", "a11yd: a11ysay"), spd_say,
+                 "≤ ¼ of spd-say's", spd_say / 4 if spd_say else None))
+    L.append(row("`a11ysay --stop` → silence (vs `spd-say -S`)", median("stop", "a11yd: a11ysay --stop"), spd_stop,
+                 "≤ 5 ms", 0.005))
+    L.append(row("`a11ysay --pause` → silence", median("pause", "a11yd: a11ysay --pause / --resume"), None,
+                 "≤ 5 ms", 0.005))
+    L.append(row("`a11ysay --resume` → sound", median("resume", "a11yd: a11ysay --pause / --resume"), None,
+                 "≤ 5 ms", 0.005))
+    L.append(row("resume → sound, open connection (JSON Lines)",
+                 median("resume", "a11yd: raw socket {\"op\":\"pause\"} / {\"op\":\"resume\"}"), None, "≤ 3 ms", 0.003))
+    L.append(row("`RESUME ALL` → sound, open SSIP connection",
+                 median("resume", "a11yd: raw SSIP PAUSE ALL / RESUME ALL"), None, "", None))
+    L.append(row("`a11ysay --help` (vs `spd-say -v`)", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median"),
+                 spd_version, "≤ 3 ms", 0.003))
+    L.append("")
+    L.append("speech-dispatcher has no pause to compare with (a PAUSE during plain text wedges 0.11.4; spd-say has "
+             "no pause option), so the pause and resume rows have no ratio.")
+    L.append("")
+    return L
+
+
 def markdown(r, args):
     L = []
     L.append(f"### a11yd benchmark, {r['started']}")
@@ -666,7 +772,12 @@ def markdown(r, args):
             ("first_sound", "Time to first sound, \"bonjour\" (fr)", f"first |sample| > {LOUD}"),
             ("interrupt", "High-priority item heard over a speaking one",
              f"first |sample| > {INTERRUPT_LOUD}; background item at low volume"),
-            ("stop", "Stop to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent)")):
+            ("stop", "Stop to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent)"),
+            ("pause", "Pause to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent); "
+             "speech-dispatcher not measured: a PAUSE during plain text leaves 0.11.4 silent for good"),
+            ("resume", "Resume to sound, the same item paused ≥ 700 ms", f"first |sample| > {QUIET}")):
+        if key not in r:
+            continue
         L.append(f"#### {title} ({what})")
         L.append("")
         extra = {"first_sound": ["peak |sample|", f"ms from onset to > {INTERRUPT_LOUD}"],
@@ -720,6 +831,7 @@ def markdown(r, args):
     for name, s in r.get("cli_startup", {}).items():
         L.append(f"| `{name}` | {ms(s.get('median'))} | {ms(s.get('p90'))} |")
     L.append("")
+    L.extend(targets_issue_11(r))
     L.append(f"Load average before / after the run: {r.get('load_before')} / {r.get('load_after')} "
              "(the two cores are shared with other work).")
     L.append("")

@@ -4,7 +4,8 @@
 #   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb);
 #   --bench adds the incumbents measured by `make bench`.
 set -euo pipefail
-packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd)
+# libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
+packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
 for option in "$@"; do
     case "$option" in
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11

@@ -26,6 +26,9 @@ final class SynthesisContext {
     private let cancellation: CancellationFlag
     /// Frames kept before the first audible sample, so the onset is not clipped (1 ms).
     private let keepFrames: Int
+    /// The last `keepFrames` frames dropped so far, while trimming: the onset can open a new
+    /// buffer, and the frames kept before it then come from the previous one.
+    private var droppedTail: [Int16] = []
 
     /// Raw (untrimmed) frames that earlier segments of this utterance produced.
     private var rawFramesBeforeSegment = 0
@@ -138,11 +141,14 @@ final class SynthesisContext {
                 samples = Array(buffer)
             } else if let onset = buffer.firstIndex(where: { abs(Int($0)) > Self.silenceThreshold }) {
                 let from = max(0, onset - keepFrames)
-                trimmedFrames += from
+                let carried = droppedTail.suffix(keepFrames - (onset - from))
+                trimmedFrames += from - carried.count
                 audible = true
-                samples = Array(buffer[from...])
+                samples = Array(carried) + buffer[from...]
+                droppedTail = []
             } else {
                 trimmedFrames += count
+                droppedTail = Array((droppedTail + buffer).suffix(keepFrames))
             }
             rawFramesInSegment += count
         }

@@ -2,12 +2,8 @@ import A11yCore
 import A11yProtocol
 import ArgumentParser
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-// No Foundation: a11ysay starts like a C program (docs/service.md, BENCHMARKS.md).
-@main
+/// a11ysay's arguments as ArgumentParser reads them: the parser of record, its help and its errors
+/// (the common forms skip it: `CommonForms`).
 struct A11ySay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "a11ysay",
@@ -89,200 +85,23 @@ struct A11ySay: ParsableCommand {
     @Flag(help: "Print the daemon's replies and events as JSON Lines.")
     var json = false
 
+    /// The same values, plain: what both parsers hand on.
+    var invocation: Invocation {
+        Invocation(
+            text: text, layout: layout, screen: screen, scrolled: scrolled, queue: queue, priority: priority,
+            lang: lang, rate: rate, pitch: pitch, volume: volume, wait: wait, ipa: ipa, spell: spell, ssml: ssml,
+            showIPA: showIPA, output: output, pause: pause, at: at, resume: resume, stop: stop, status: status,
+            listVoices: listVoices, lexiconAdd: lexiconAdd, lexiconAlias: lexiconAlias, lexiconRemove: lexiconRemove,
+            lexiconList: lexiconList, caseSensitive: caseSensitive, socket: socket, json: json)
+    }
+
     func validate() throws {
-        let controls = [pause, resume, stop, status, listVoices, lexiconAdd != nil, lexiconAlias != nil, lexiconRemove != nil, lexiconList]
-            .filter { $0 }.count
-        let kinds = [layout, screen, scrolled].filter { $0 }.count
-        if controls > 1 { throw ValidationError("use one of --pause, --resume, --stop, --status, --list-voices at a time") }
-        if controls == 1 && text != nil { throw ValidationError("a control (--pause, --stop, …) takes no text") }
-        if controls == 0 && text == nil { throw ValidationError("nothing to say: give a TEXT, or a control such as --stop") }
-        if kinds > 1 { throw ValidationError("use at most one of --layout, --screen, --scrolled") }
-        if at != nil && !pause { throw ValidationError("--at goes with --pause") }
-        for (flag, pair) in [("--lexicon-add", lexiconAdd), ("--lexicon-alias", lexiconAlias)] {
-            if let pair, !pair.contains("=") { throw ValidationError("\(flag) takes WORD=\(flag == "--lexicon-add" ? "IPA" : "TEXT"), got '\(pair)'") }
-        }
-        if caseSensitive && lexiconAdd == nil && lexiconAlias == nil {
-            throw ValidationError("--case-sensitive goes with --lexicon-add or --lexicon-alias")
-        }
-        if showIPA && output != nil { throw ValidationError("use one of --show-ipa and --output") }
-        if ssml && (!ipa.isEmpty || !spell.isEmpty) { throw ValidationError("--ipa and --spell apply to plain text, not --ssml") }
-        for pair in ipa where !pair.contains("=") { throw ValidationError("--ipa takes WORD=IPA, got '\(pair)'") }
-        if let text, !ssml {
-            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where SpeechSpan.occurrences(of: word, in: text).isEmpty {
-                throw ValidationError("'\(word)' does not occur as a word in the text")
-            }
-        }
+        if let problem = invocation.problem() { throw ValidationError(problem) }
     }
 
     func run() throws {
-        let environment = Self.environment()
-        let settings = ClientSettings.load(environment: environment)
-        let path = SocketLocation.resolve(explicit: socket, configured: settings.socket, environment: environment)
-        let request = makeRequest()
-        let connection = try connect(path: path, environment: environment, settings: settings)
-
-        var outcome: ExitCode = .success
-        var utterance: UtteranceID?
-        var answered = false
-        do {
-            try connection.exchange(request) { message in
-                if json { print(LineCodec.encodeString(message)) }
-                if case .event = message {} else { answered = true }
-                switch message {
-                case .failure(let error, _):
-                    printError("\(error.message) (\(error.code))")
-                    outcome = .failure
-                    return false
-                case .reply(let reply, _):
-                    if case .posted(let id) = reply { utterance = id }
-                    if case .audio(let audio) = reply, let output {
-                        if let error = WAVFile.write(audio, to: output) {
-                            printError("cannot write \(output): \(error)")
-                            outcome = .failure
-                            return false
-                        }
-                    }
-                    if !json { report(reply) }
-                    return wait && utterance != nil
-                case .event(.finished(let id, _, let reason, let why)) where id == utterance:
-                    if !reason.isSuccessful {
-                        if !json { printError("not spoken: \(reason.rawValue)\(why.map { " (\($0))" } ?? "")") }
-                        outcome = ExitCode(2)
-                    }
-                    return false
-                case .event:
-                    return true
-                }
-            }
-        } catch {
-            printError("lost the connection to a11yd: \(Self.describe(error))")
-            throw ExitCode.failure
-        }
-        if !answered {
-            printError("a11yd at \(path) closed the connection without answering (see its log)")
-            throw ExitCode.failure
-        }
-        if outcome != .success { throw outcome }
-    }
-
-    /// Connects; when nothing listens, starts a11yd (autospawn) unless turned off or the request
-    /// only controls speech that cannot exist (--pause, --resume, --stop).
-    func connect(path: String, environment: [String: String], settings: ClientSettings) throws -> DaemonConnection {
-        let refused: DaemonConnection.Refused
-        do {
-            return try DaemonConnection(path: path)
-        } catch {
-            refused = error
-        }
-        guard Autospawn.meansNothingListens(refused.errno) else {
-            printError("cannot reach a11yd at \(path) (\(refused.description))")
-            throw ExitCode.failure
-        }
-        if pause || resume || stop {
-            printError("a11yd is not running at \(path); nothing to \(pause ? "pause" : resume ? "resume" : "stop")")
-            throw ExitCode.failure
-        }
-        if let reason = Autospawn.disabledReason(environment: environment, settings: settings) {
-            printError("cannot reach a11yd at \(path) (\(refused.description)); \(reason); start it with 'systemctl --user start a11yd.socket' or 'a11yd &'")
-            throw ExitCode.failure
-        }
-        do {
-            try Autospawn.ensureRunning(socketPath: path, environment: environment)
-        } catch {
-            printError("cannot reach a11yd at \(path) (\(refused.description)); autospawn failed: \(Self.describe(error))")
-            throw ExitCode.failure
-        }
-        // Listening now (started by us, or by a racing a11ysay).
-        do {
-            return try DaemonConnection(path: path)
-        } catch {
-            printError("cannot reach a11yd at \(path) (\(error.description))")
-            throw ExitCode.failure
-        }
-    }
-
-    func makeRequest() -> RequestLine {
-        if pause { return RequestLine(.pause(at ?? .immediate)) }
-        if resume { return RequestLine(.resume) }
-        if stop { return RequestLine(.stop) }
-        if status { return RequestLine(.status) }
-        if listVoices { return RequestLine(.voices) }
-        if lexiconList { return RequestLine(.lexicon(LexiconRequest(.list))) }
-        if let word = lexiconRemove { return RequestLine(.lexicon(LexiconRequest(.remove, grapheme: word, lang: lang))) }
-        if let pair = lexiconAdd ?? lexiconAlias {
-            let word = String(pair.prefix { $0 != "=" })
-            let said = String(pair.dropFirst(word.count + 1))
-            return RequestLine(.lexicon(LexiconRequest(
-                .add, grapheme: word, ipa: lexiconAdd != nil ? said : nil, alias: lexiconAlias != nil ? said : nil,
-                lang: lang, caseSensitive: caseSensitive ? true : nil)))
-        }
-        let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
-        var post = Post(kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume)
-        if ssml {
-            post.ssml = text
-        } else {
-            post.text = text ?? ""
-        }
-        var spans: [SpeechSpan] = []
-        for pair in ipa {
-            let word = String(pair.prefix { $0 != "=" })
-            spans += SpeechSpan.occurrences(of: word, in: text ?? "", ipa: String(pair.dropFirst(word.count + 1)))
-        }
-        for word in spell { spans += SpeechSpan.occurrences(of: word, in: text ?? "", spellOut: true) }
-        if !spans.isEmpty { post.spans = spans.sorted { $0.start < $1.start } }
-        if showIPA { return RequestLine(.pronounce(post)) }
-        if output != nil { return RequestLine(.render(post)) }
-        return RequestLine(.post(post))
-    }
-
-    /// Human output for replies that carry something to show.
-    func report(_ reply: ServerMessage.Reply) {
-        switch reply {
-        case .control(effective: false):
-            printError(pause ? "nothing was speaking" : resume ? "nothing was paused" : "nothing to stop")
-        case .status(let status):
-            print("state: \(status.state.rawValue)")
-            if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
-            for item in status.queue { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
-        case .voices(let voices):
-            for voice in voices { print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)") }
-        case .pronunciation(let ipa):
-            print(ipa)
-        case .lexicon(let entries):
-            if lexiconList && entries.isEmpty { print("no lexicon entries") }
-            for listing in entries {
-                if lexiconList {
-                    print("\(listing.entry)\t(\(listing.source))")
-                } else {
-                    print("\(lexiconRemove != nil ? "removed" : "added"): \(listing.entry)")
-                }
-            }
-        case .posted, .postedBatch, .control, .audio, .done:
-            break
-        }
-    }
-
-    func printError(_ text: String) {
-        let line = Array("a11ysay: \(text)\n".utf8)
-        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        String(describing: error).split(separator: "\n").joined(separator: " ")
-    }
-
-    /// The process environment, from `environ`.
-    static func environment() -> [String: String] {
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let pair = String(cString: pointer)
-            if let equals = pair.firstIndex(of: "=") {
-                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return result
+        let status = invocation.run()
+        if status != 0 { throw ExitCode(status) }
     }
 }
 

@@ -1,0 +1,256 @@
+import A11yCore
+import A11yProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one run of a11ysay was asked to do, as plain values, and doing it.
+///
+/// Filled by ArgumentParser (`A11ySay`, the parser of record, for every form) or, for the few
+/// common forms, by `CommonForms` without it; from here on both take the same path. The fields
+/// are `A11ySay`'s, with the same names and defaults.
+struct Invocation {
+    var text: String?
+    var layout = false
+    var screen = false
+    var scrolled = false
+    var queue = false
+    var priority: Priority?
+    var lang: String?
+    var rate: Double?
+    var pitch: Double?
+    var volume: Double?
+    var wait = false
+    var ipa: [String] = []
+    var spell: [String] = []
+    var ssml = false
+    var showIPA = false
+    var output: String?
+    var pause = false
+    var at: PauseBoundary?
+    var resume = false
+    var stop = false
+    var status = false
+    var listVoices = false
+    var lexiconAdd: String?
+    var lexiconAlias: String?
+    var lexiconRemove: String?
+    var lexiconList = false
+    var caseSensitive = false
+    var socket: String?
+    var json = false
+
+    /// Why these values do not make one request (the sentence ArgumentParser prints), or nil.
+    func problem() -> String? {
+        let controls = [pause, resume, stop, status, listVoices, lexiconAdd != nil, lexiconAlias != nil, lexiconRemove != nil, lexiconList]
+            .filter { $0 }.count
+        let kinds = [layout, screen, scrolled].filter { $0 }.count
+        if controls > 1 { return "use one of --pause, --resume, --stop, --status, --list-voices at a time" }
+        if controls == 1 && text != nil { return "a control (--pause, --stop, …) takes no text" }
+        if controls == 0 && text == nil { return "nothing to say: give a TEXT, or a control such as --stop" }
+        if kinds > 1 { return "use at most one of --layout, --screen, --scrolled" }
+        if at != nil && !pause { return "--at goes with --pause" }
+        for (flag, pair) in [("--lexicon-add", lexiconAdd), ("--lexicon-alias", lexiconAlias)] {
+            if let pair, !pair.contains("=") { return "\(flag) takes WORD=\(flag == "--lexicon-add" ? "IPA" : "TEXT"), got '\(pair)'" }
+        }
+        if caseSensitive && lexiconAdd == nil && lexiconAlias == nil {
+            return "--case-sensitive goes with --lexicon-add or --lexicon-alias"
+        }
+        if showIPA && output != nil { return "use one of --show-ipa and --output" }
+        if ssml && (!ipa.isEmpty || !spell.isEmpty) { return "--ipa and --spell apply to plain text, not --ssml" }
+        for pair in ipa where !pair.contains("=") { return "--ipa takes WORD=IPA, got '\(pair)'" }
+        if let text, !ssml {
+            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where SpeechSpan.occurrences(of: word, in: text).isEmpty {
+                return "'\(word)' does not occur as a word in the text"
+            }
+        }
+        return nil
+    }
+
+    /// Sends the request and reports what comes back; returns the exit status.
+    func run() -> Int32 {
+        let environment = Self.environment()
+        let settings = ClientSettings.load(environment: environment)
+        let path = SocketLocation.resolve(explicit: socket, configured: settings.socket, environment: environment)
+        let request = makeRequest()
+        guard let connection = connect(path: path, environment: environment, settings: settings) else { return 1 }
+
+        var outcome: Int32 = 0
+        var utterance: UtteranceID?
+        var answered = false
+        do {
+            try connection.exchange(request) { message in
+                if json { print(LineCodec.encodeString(message)) }
+                if case .event = message {} else { answered = true }
+                switch message {
+                case .failure(let error, _):
+                    printError("\(error.message) (\(error.code))")
+                    outcome = 1
+                    return false
+                case .reply(let reply, _):
+                    if case .posted(let id) = reply { utterance = id }
+                    if case .audio(let audio) = reply, let output {
+                        if let error = WAVFile.write(audio, to: output) {
+                            printError("cannot write \(output): \(error)")
+                            outcome = 1
+                            return false
+                        }
+                    }
+                    if !json { report(reply) }
+                    return wait && utterance != nil
+                case .event(.finished(let id, _, let reason, let why)) where id == utterance:
+                    if !reason.isSuccessful {
+                        if !json { printError("not spoken: \(reason.rawValue)\(why.map { " (\($0))" } ?? "")") }
+                        outcome = 2
+                    }
+                    return false
+                case .event:
+                    return true
+                }
+            }
+        } catch {
+            printError("lost the connection to a11yd: \(Self.describe(error))")
+            return 1
+        }
+        if !answered {
+            printError("a11yd at \(path) closed the connection without answering (see its log)")
+            return 1
+        }
+        return outcome
+    }
+
+    /// Connects; when nothing listens, starts a11yd (autospawn) unless turned off or the request
+    /// only controls speech that cannot exist (--pause, --resume, --stop). Nil once the reason is printed.
+    func connect(path: String, environment: [String: String], settings: ClientSettings) -> DaemonConnection? {
+        let refused: DaemonConnection.Refused
+        do {
+            return try DaemonConnection(path: path)
+        } catch {
+            refused = error
+        }
+        guard Autospawn.meansNothingListens(refused.errno) else {
+            printError("cannot reach a11yd at \(path) (\(refused.description))")
+            return nil
+        }
+        if pause || resume || stop {
+            printError("a11yd is not running at \(path); nothing to \(pause ? "pause" : resume ? "resume" : "stop")")
+            return nil
+        }
+        if let reason = Autospawn.disabledReason(environment: environment, settings: settings) {
+            printError("cannot reach a11yd at \(path) (\(refused.description)); \(reason); start it with 'systemctl --user start a11yd.socket' or 'a11yd &'")
+            return nil
+        }
+        do {
+            try Autospawn.ensureRunning(socketPath: path, environment: Self.wholeEnvironment())
+        } catch {
+            printError("cannot reach a11yd at \(path) (\(refused.description)); autospawn failed: \(Self.describe(error))")
+            return nil
+        }
+        // Listening now (started by us, or by a racing a11ysay).
+        do {
+            return try DaemonConnection(path: path)
+        } catch {
+            printError("cannot reach a11yd at \(path) (\(error.description))")
+            return nil
+        }
+    }
+
+    func makeRequest() -> RequestLine {
+        if pause { return RequestLine(.pause(at ?? .immediate)) }
+        if resume { return RequestLine(.resume) }
+        if stop { return RequestLine(.stop) }
+        if status { return RequestLine(.status) }
+        if listVoices { return RequestLine(.voices) }
+        if lexiconList { return RequestLine(.lexicon(LexiconRequest(.list))) }
+        if let word = lexiconRemove { return RequestLine(.lexicon(LexiconRequest(.remove, grapheme: word, lang: lang))) }
+        if let pair = lexiconAdd ?? lexiconAlias {
+            let word = String(pair.prefix { $0 != "=" })
+            let said = String(pair.dropFirst(word.count + 1))
+            return RequestLine(.lexicon(LexiconRequest(
+                .add, grapheme: word, ipa: lexiconAdd != nil ? said : nil, alias: lexiconAlias != nil ? said : nil,
+                lang: lang, caseSensitive: caseSensitive ? true : nil)))
+        }
+        let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
+        var post = Post(kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume)
+        if ssml {
+            post.ssml = text
+        } else {
+            post.text = text ?? ""
+        }
+        var spans: [SpeechSpan] = []
+        for pair in ipa {
+            let word = String(pair.prefix { $0 != "=" })
+            spans += SpeechSpan.occurrences(of: word, in: text ?? "", ipa: String(pair.dropFirst(word.count + 1)))
+        }
+        for word in spell { spans += SpeechSpan.occurrences(of: word, in: text ?? "", spellOut: true) }
+        if !spans.isEmpty { post.spans = spans.sorted { $0.start < $1.start } }
+        if showIPA { return RequestLine(.pronounce(post)) }
+        if output != nil { return RequestLine(.render(post)) }
+        return RequestLine(.post(post))
+    }
+
+    /// Human output for replies that carry something to show.
+    func report(_ reply: ServerMessage.Reply) {
+        switch reply {
+        case .control(effective: false):
+            printError(pause ? "nothing was speaking" : resume ? "nothing was paused" : "nothing to stop")
+        case .status(let status):
+            print("state: \(status.state.rawValue)")
+            if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
+            for item in status.queue { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
+        case .voices(let voices):
+            for voice in voices { print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)") }
+        case .pronunciation(let ipa):
+            print(ipa)
+        case .lexicon(let entries):
+            if lexiconList && entries.isEmpty { print("no lexicon entries") }
+            for listing in entries {
+                if lexiconList {
+                    print("\(listing.entry)\t(\(listing.source))")
+                } else {
+                    print("\(lexiconRemove != nil ? "removed" : "added"): \(listing.entry)")
+                }
+            }
+        case .posted, .postedBatch, .control, .audio, .done:
+            break
+        }
+    }
+
+    func printError(_ text: String) {
+        let line = Array("a11ysay: \(text)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        String(describing: error).split(separator: "\n").joined(separator: " ")
+    }
+
+    /// The variables a11ysay reads before it writes its request: the socket's location, the
+    /// config file's, whether autospawn is off.
+    static let variables = ["A11YD_SOCKET", "XDG_RUNTIME_DIR", "HOME", "XDG_CONFIG_HOME", "A11YD_NO_AUTOSPAWN"]
+
+    /// `variables`, through getenv: a dictionary of the whole environment cost more instructions
+    /// (0.6 M, callgrind) than building the request, sending it and decoding the reply together.
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        for name in variables {
+            if let value = getenv(name) { result[name] = String(cString: value) }
+        }
+        return result
+    }
+
+    /// The whole process environment, from `environ`: for autospawn, which hands it to the daemon.
+    static func wholeEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+}

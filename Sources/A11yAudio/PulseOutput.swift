@@ -22,6 +22,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private let connection: ServerConnection
     private var stream: PlaybackStream?
     private var track: Track?
+    /// The current track's id; calls naming another one are ignored.
+    private var trackID = TrackID(rawValue: 0)
     private var paused = false
     /// Why the current timing update was asked for (writing waits for it).
     private enum Resync { case newTrack, rewind }
@@ -53,9 +55,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     // MARK: AudioOutput
 
-    public func begin(format: AudioFormat) {
+    public func begin(format: AudioFormat) -> TrackID {
         mainloop.withLock {
             stream?.cancelDrain()
+            trackID = TrackID(rawValue: trackID.rawValue &+ 1)
             track = Track(format: format)
             paused = false
             if let stream, stream.format != format { dropStream() }
@@ -68,29 +71,30 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             } else {
                 openStream(format: format)
             }
+            return trackID
         }
     }
 
-    public func append(_ samples: [Int16]) {
+    public func append(_ samples: [Int16], to id: TrackID) {
         mainloop.withLock {
-            guard track != nil else { return logger.debug("append without a track ignored") }
+            guard isCurrent(id, "append") else { return }
             guard track?.ended == false else { return logger.debug("append after end ignored") }
             track?.append(samples)
             pump()
         }
     }
 
-    public func end() {
+    public func end(_ id: TrackID) {
         mainloop.withLock {
-            guard track != nil else { return }
+            guard isCurrent(id, "end"), track != nil else { return }
             track?.ended = true
             pump()
         }
     }
 
-    public func hold(at frame: Int?) {
+    public func hold(_ id: TrackID, at frame: Int?) {
         mainloop.withLock {
-            guard var t = track else { return }
+            guard isCurrent(id, "hold"), var t = track else { return }
             let rewind = t.setHold(frame)
             track = t
             if rewind {
@@ -106,8 +110,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    public func setPaused(_ paused: Bool) {
+    public func setPaused(_ paused: Bool, _ id: TrackID) {
         mainloop.withLock {
+            guard isCurrent(id, paused ? "pause" : "resume") else { return }
             self.paused = paused
             if paused {
                 stream?.setCorked(true)
@@ -117,8 +122,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    public func cancel() {
+    public func cancel(_ id: TrackID) {
         mainloop.withLock {
+            guard isCurrent(id, "cancel") else { return }
             if let stream {
                 stream.cancelDrain()
                 stream.setCorked(true, force: true)
@@ -129,12 +135,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    public func progress() -> PlaybackProgress {
+    public func progress(of id: TrackID) -> PlaybackProgress? {
         mainloop.withLock {
             let connected = connection.isConnected
-            guard var t = track else {
-                return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
-            }
+            guard id == trackID, var t = track else { return nil }
             // No reading while a flush's read index is awaited: the old segment no longer applies.
             let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
             let played = t.played(atStreamFrame: position)
@@ -150,13 +154,16 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public func waitUntilConnected(timeout: Duration = .seconds(5)) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        while !progress().isConnected {
+        while !isConnected {
             if clock.now >= deadline {
                 throw SpeechError(.audioUnavailable, "no connection to the sound server within \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
+
+    /// True while the output has a working connection to the sound server.
+    public var isConnected: Bool { mainloop.withLock { connection.isConnected } }
 
     /// What the output currently asks of the server, for tests and diagnostics.
     public struct StreamStatus: Sendable, Equatable {
@@ -182,6 +189,15 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     // MARK: Feeding the track to the stream (lock held)
+
+    /// Whether `id` names the current track; a call for any other is logged and ignored.
+    private func isCurrent(_ id: TrackID, _ call: String) -> Bool {
+        guard id == trackID, track != nil else {
+            logger.debug("\(call) for a track that is not current ignored", metadata: ["track": "\(id)"])
+            return false
+        }
+        return true
+    }
 
     private func connectionChanged(_ event: ServerConnection.Event) {
         switch event {

@@ -1,7 +1,10 @@
 /// Plays one item: synthesises it, feeds the output, and reports each word when it is heard.
 ///
-/// It lives for one item. The coordinator cancels its task to cut it off, and asks it to pause
-/// or resume; everything else it decides from what the output reports.
+/// It lives for one item and owns one output track. Its work is three children of one task group:
+/// the feeder (engine → output), the control loop (pause and resume, in the order they were made)
+/// and the follower (what the output reports → words, pause at word, end, watchdog). `run` returns
+/// only when all three have returned, and every output call names the player's track: nothing this
+/// player does can reach the next item's audio.
 actor ItemPlayer {
     enum Report: Sendable {
         case word(start: Int, length: Int)
@@ -27,7 +30,6 @@ actor ItemPlayer {
     private var unheardWords: [WordMark] = []
     /// SSML marks synthesised but not yet heard, in order.
     private var unheardMarks: [NamedMark] = []
-    private var framesAppended = 0
     private var synthesisEnded = false
     private var synthesisError: SpeechError?
     /// The frame a word pause holds at, once chosen.
@@ -51,47 +53,46 @@ actor ItemPlayer {
         self.report = report
     }
 
+    /// Plays the item to its end, or until its task is cancelled (`.cancelled`), and leaves the
+    /// output silent unless the item completed.
     func run() async -> SpeechQueue.PlaybackOutcome {
         let format = engine.format
-        await output.begin(format: format)
-        var offset = 0
+        let track = await output.begin(format: format)
+        var earcon: [Int16] = []
         if item.playsEarcon && settings.earcon {
-            var earcon = Earcon.screenChanged(format: format)
-            earcon += [Int16](repeating: 0, count: format.frames(milliseconds: 60))
-            offset = earcon.count
-            await output.append(earcon)
-            framesAppended = offset
+            earcon = Earcon.screenChanged(format: format) + [Int16](repeating: 0, count: format.frames(milliseconds: 60))
+            await output.append(earcon, to: track)
         }
-        let feeder = Task { await self.feed(offset: offset) }
-        let controller = Task {
-            for await control in controls {
-                switch control {
-                case .pause(let boundary): await self.pause(at: boundary)
-                case .resume: await self.resume()
-                }
-            }
+        let offset = earcon.count
+        let outcome = await withDiscardingTaskGroup(returning: SpeechQueue.PlaybackOutcome.self) { group in
+            group.addTask { await self.feed(track, offset: offset) }
+            group.addTask { await self.obey(track) }
+            let outcome = await follow(track)
+            group.cancelAll()
+            return outcome
         }
-        defer {
-            feeder.cancel()
-            controller.cancel()
-        }
+        // Every child has returned: no call of this item's is still on its way to the output.
+        if outcome != .completed { await output.cancel(track) }
+        return outcome
+    }
 
+    // MARK: - Following playback
+
+    /// Reads the output's progress until the item ends, fails or is cancelled.
+    private func follow(_ track: TrackID) async -> SpeechQueue.PlaybackOutcome {
         // Time is counted in polls of the injected clock, so tests drive it without sleeping.
         var disconnectedPolls = 0
         var stalledPolls = 0
         var lastPlayed = -1
         while true {
-            if Task.isCancelled { return await cutOff(feeder) }
-            let progress = await output.progress()
+            if Task.isCancelled { return .cancelled }
+            guard let progress = await output.progress(of: track) else { return .failed(Self.trackTaken) }
             await announceWords(heardUpTo: progress.playedFrames)
 
-            if let error = synthesisError {
-                await output.cancel()
-                return .failed(error)
-            }
+            if let error = synthesisError { return .failed(error) }
             if let hold = holdFrame, progress.playedFrames >= hold, !pausedAtWordReported {
                 pausedAtWordReported = true
-                await output.setPaused(true)
+                await output.setPaused(true, track)
                 await report(.pausedAtWord)
             }
             if synthesisEnded, holdFrame == nil, progress.isFinished {
@@ -103,7 +104,6 @@ actor ItemPlayer {
             } else {
                 disconnectedPolls += 1
                 if settings.pollInterval * disconnectedPolls > settings.audioReconnectGrace {
-                    await output.cancel()
                     return .failed(SpeechError(.audioUnavailable, "the sound server went away and did not come back"))
                 }
             }
@@ -114,7 +114,6 @@ actor ItemPlayer {
             if shouldMove && progress.playedFrames == lastPlayed {
                 stalledPolls += 1
                 if settings.pollInterval * stalledPolls > settings.playbackStallLimit {
-                    await output.cancel()
                     return .failed(SpeechError(.audioUnavailable, "playback stopped making progress; the item was abandoned so that speech can go on"))
                 }
             } else {
@@ -124,38 +123,12 @@ actor ItemPlayer {
             do {
                 try await clock.sleep(for: settings.pollInterval)
             } catch {
-                return await cutOff(feeder)
+                return .cancelled
             }
         }
     }
 
-    private func cutOff(_ feeder: Task<Void, Never>) async -> SpeechQueue.PlaybackOutcome {
-        feeder.cancel()
-        await output.cancel()
-        return .cancelled
-    }
-
-    private func feed(offset: Int) async {
-        do {
-            for try await chunk in engine.synthesize(item.utterance) {
-                if Task.isCancelled { return }
-                unheardWords += chunk.words.map { WordMark(frame: $0.frame + offset, start: $0.start, length: $0.length) }
-                unheardMarks += chunk.marks.map { NamedMark(frame: $0.frame + offset, name: $0.name) }
-                framesAppended += chunk.samples.count
-                await output.append(chunk.samples)
-                if wantsWordPause && holdFrame == nil { await chooseHold() }
-            }
-            if Task.isCancelled { return }
-            await output.end()
-            synthesisEnded = true
-        } catch let error as SpeechError {
-            synthesisError = error
-        } catch is CancellationError {
-            return
-        } catch {
-            synthesisError = SpeechError(.engineFailed, "\(error)")
-        }
-    }
+    private static let trackTaken = SpeechError(.audioUnavailable, "the output started another track while this one played")
 
     /// Reports words and marks whose audio has been heard, in the order of their frames
     /// (a mark before the word at the same frame: it stands before it in the text).
@@ -175,42 +148,74 @@ actor ItemPlayer {
         }
     }
 
-    // MARK: - Controls
+    // MARK: - Feeding
 
-    private func pause(at boundary: PauseBoundary) async {
-        switch boundary {
-        case .immediate:
-            if holdFrame != nil { await output.hold(at: nil) }
-            holdFrame = nil
-            wantsWordPause = false
-            isPausedByClient = true
-            await output.setPaused(true)
-        case .word:
-            wantsWordPause = true
-            await chooseHold()
+    private func feed(_ track: TrackID, offset: Int) async {
+        do {
+            for try await chunk in engine.synthesize(item.utterance) {
+                if Task.isCancelled { return }
+                unheardWords += chunk.words.map { WordMark(frame: $0.frame + offset, start: $0.start, length: $0.length) }
+                unheardMarks += chunk.marks.map { NamedMark(frame: $0.frame + offset, name: $0.name) }
+                await output.append(chunk.samples, to: track)
+                if wantsWordPause && holdFrame == nil { await chooseHold(track) }
+            }
+            if Task.isCancelled { return }
+            await output.end(track)
+            synthesisEnded = true
+        } catch let error as SpeechError {
+            synthesisError = error
+        } catch is CancellationError {
+            return
+        } catch {
+            synthesisError = SpeechError(.engineFailed, "\(error)")
         }
     }
 
-    private func resume() async {
+    // MARK: - Controls
+
+    private func obey(_ track: TrackID) async {
+        for await control in controls {
+            switch control {
+            case .pause(let boundary): await pause(track, at: boundary)
+            case .resume: await resume(track)
+            }
+        }
+    }
+
+    private func pause(_ track: TrackID, at boundary: PauseBoundary) async {
+        switch boundary {
+        case .immediate:
+            if holdFrame != nil { await output.hold(track, at: nil) }
+            holdFrame = nil
+            wantsWordPause = false
+            isPausedByClient = true
+            await output.setPaused(true, track)
+        case .word:
+            wantsWordPause = true
+            await chooseHold(track)
+        }
+    }
+
+    private func resume(_ track: TrackID) async {
         wantsWordPause = false
         isPausedByClient = false
         pausedAtWordReported = false
         if holdFrame != nil {
             holdFrame = nil
-            await output.hold(at: nil)
+            await output.hold(track, at: nil)
         }
-        await output.setPaused(false)
+        await output.setPaused(false, track)
     }
 
     /// Holds at the start of the first word that the server has not been given yet. Audio already
     /// written to the server (up to `serverBuffer` ahead of what is heard) cannot be taken back,
     /// so a word starting inside that window is let through and the pause falls after it.
-    private func chooseHold() async {
-        let progress = await output.progress()
+    private func chooseHold(_ track: TrackID) async {
+        guard let progress = await output.progress(of: track) else { return }
         let earliest = progress.playedFrames + engine.format.frames(milliseconds: settings.serverBufferMilliseconds)
         if let word = unheardWords.first(where: { $0.frame >= earliest }) {
             holdFrame = word.frame
-            await output.hold(at: word.frame)
+            await output.hold(track, at: word.frame)
         }
         // No word boundary ahead (yet): the item plays out and the pause holds before the next item.
     }

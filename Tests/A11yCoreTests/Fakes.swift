@@ -53,8 +53,10 @@ struct FakeEngine: SpeechEngine {
 }
 
 /// An output whose playhead moves only when the test says so (`advance`), or at once (`instant`).
+/// Like a real output it ignores calls for a track that is not its current one (and logs them).
 final class FakeOutput: AudioOutput {
     struct State {
+        var track = TrackID(rawValue: 0)
         var appended = 0
         var played = 0
         var ended = false
@@ -73,27 +75,44 @@ final class FakeOutput: AudioOutput {
         state = Mutex(State())
     }
 
-    func begin(format: AudioFormat) async {
-        state.withLock { $0 = State(tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected, log: $0.log + ["begin"]) }
-    }
-    func append(_ samples: [Int16]) async {
+    /// Applies `change` if `track` is current, else logs the stale call.
+    private func on(_ track: TrackID, _ call: String, _ change: (inout State) -> Void) {
         state.withLock {
+            guard $0.track == track else { return $0.log.append("ignored \(call) for \(track)") }
+            change(&$0)
+        }
+    }
+
+    func begin(format: AudioFormat) async -> TrackID {
+        state.withLock {
+            let track = TrackID(rawValue: $0.track.rawValue + 1)
+            $0 = State(track: track, tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected, log: $0.log + ["begin"])
+            return track
+        }
+    }
+    func append(_ samples: [Int16], to track: TrackID) async {
+        on(track, "append") {
             $0.appended += samples.count
             if instant && !$0.paused { $0.played = min($0.appended, $0.hold ?? .max) }
         }
     }
-    func end() async { state.withLock { $0.ended = true; $0.log.append("end") } }
-    func hold(at frame: Int?) async { state.withLock { $0.hold = frame; $0.log.append("hold \(frame.map(String.init) ?? "nil")") } }
-    func setPaused(_ paused: Bool) async {
-        state.withLock {
+    func end(_ track: TrackID) async { on(track, "end") { $0.ended = true; $0.log.append("end") } }
+    func hold(_ track: TrackID, at frame: Int?) async {
+        on(track, "hold") { $0.hold = frame; $0.log.append("hold \(frame.map(String.init) ?? "nil")") }
+    }
+    func setPaused(_ paused: Bool, _ track: TrackID) async {
+        on(track, paused ? "cork" : "uncork") {
             $0.paused = paused
             $0.log.append(paused ? "cork" : "uncork")
             if instant && !paused { $0.played = min($0.appended, $0.hold ?? .max) }
         }
     }
-    func cancel() async { state.withLock { $0.cancels += 1; $0.appended = 0; $0.played = 0; $0.log.append("cancel") } }
-    func progress() async -> PlaybackProgress {
+    func cancel(_ track: TrackID) async {
+        on(track, "cancel") { $0.cancels += 1; $0.appended = 0; $0.played = 0; $0.log.append("cancel") }
+    }
+    func progress(of track: TrackID) async -> PlaybackProgress? {
         state.withLock {
+            guard $0.track == track else { return nil }
             let limit = $0.hold ?? $0.appended
             return PlaybackProgress(
                 playedFrames: $0.played, appendedFrames: $0.appended,
@@ -235,4 +254,42 @@ final class ManualClock: Clock, Sendable {
     func waitForSleeper() async {
         for _ in 0..<100_000 where sleeperCount == 0 { await Task.yield() }
     }
+}
+
+/// A `FakeOutput` whose `setPaused(true)` calls wait, in flight, until the test releases them:
+/// a control that is slow to reach the output, as under load.
+final class GatedOutput: AudioOutput {
+    let fake = FakeOutput(instant: false)
+    private let gate = Mutex<(held: [CheckedContinuation<Void, Never>], open: Bool)>(([], false))
+
+    var heldCalls: Int { gate.withLock { $0.held.count } }
+
+    /// Lets every held call through, and every later one at once.
+    func release() {
+        let held = gate.withLock { state in
+            state.open = true
+            defer { state.held = [] }
+            return state.held
+        }
+        for call in held { call.resume() }
+    }
+
+    func begin(format: AudioFormat) async -> TrackID { await fake.begin(format: format) }
+    func append(_ samples: [Int16], to track: TrackID) async { await fake.append(samples, to: track) }
+    func end(_ track: TrackID) async { await fake.end(track) }
+    func hold(_ track: TrackID, at frame: Int?) async { await fake.hold(track, at: frame) }
+    func setPaused(_ paused: Bool, _ track: TrackID) async {
+        if paused {
+            await withCheckedContinuation { call in
+                let open = gate.withLock { state in
+                    if !state.open { state.held.append(call) }
+                    return state.open
+                }
+                if open { call.resume() }
+            }
+        }
+        await fake.setPaused(paused, track)
+    }
+    func cancel(_ track: TrackID) async { await fake.cancel(track) }
+    func progress(of track: TrackID) async -> PlaybackProgress? { await fake.progress(of: track) }
 }

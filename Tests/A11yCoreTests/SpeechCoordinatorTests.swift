@@ -118,6 +118,38 @@ import Testing
         #expect(await coordinator.status().state == .idle)
     }
 
+    /// A pause still on its way to the output when its item is stopped must not reach the next
+    /// item: the player is done with the output before the next item begins, and the output
+    /// ignores calls for a track that is not its current one.
+    @Test func aControlInFlightWhenItsItemIsCutNeverReachesTheNextItem() async {
+        let output = GatedOutput()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        configuration.playbackStallLimit = .seconds(86_400)
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        defer { pump.cancel() }
+
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        #expect(await coordinator.pause(at: .immediate))
+        while output.heldCalls == 0 { await Task.yield() }  // the cork is in flight
+        #expect(await coordinator.stop())
+        await coordinator.post(item(2, text: "quatre"))
+        // Give the next item every chance to begin before the stale cork lands.
+        for _ in 0..<1000 where output.fake.state.withLock({ $0.tracks }) < 2 { await Task.yield() }
+        output.release()
+
+        // Item 2 must be heard: a server that plays on is enough to finish it.
+        for _ in 0..<10_000 where await log.finishedCount() < 2 {
+            output.fake.advance(by: 1000)
+            await Task.yield()
+        }
+        #expect(await log.events.finishes().map(\.1) == [.stopped, .spoken])
+        #expect(output.fake.state.withLock { $0.paused } == false, "the next item was corked by a stale pause")
+    }
+
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
         let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
         defer { pump.cancel() }

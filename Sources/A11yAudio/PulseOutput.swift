@@ -24,6 +24,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var track: Track?
     /// The current track's id; calls naming another one are ignored.
     private var trackID = TrackID(rawValue: 0)
+    /// Where the current track's progress is told, and what was told last.
+    private var updates: AsyncStream<PlaybackProgress>.Continuation?
+    private var lastUpdate: PlaybackProgress?
     private var paused = false
     /// Why the current timing update was asked for (writing waits for it).
     private enum Resync { case newTrack, rewind }
@@ -49,17 +52,22 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             dropStream()
             connection.close()
             track = nil
+            updates?.finish()
         }
         mainloop.stop()
     }
 
     // MARK: AudioOutput
 
-    public func begin(format: AudioFormat) -> TrackID {
+    public func begin(format: AudioFormat) -> PlaybackTrack {
         mainloop.withLock {
             stream?.cancelDrain()
             trackID = TrackID(rawValue: trackID.rawValue &+ 1)
             track = Track(format: format)
+            updates?.finish()
+            let (progress, updates) = AsyncStream.makeStream(of: PlaybackProgress.self, bufferingPolicy: .bufferingNewest(1))
+            self.updates = updates
+            lastUpdate = nil
             paused = false
             if let stream, stream.format != format { dropStream() }
             if let stream {
@@ -71,7 +79,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             } else {
                 openStream(format: format)
             }
-            return trackID
+            return PlaybackTrack(id: trackID, progress: progress)
         }
     }
 
@@ -132,20 +140,15 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
             track = nil
             paused = false
+            updates?.finish()
+            updates = nil
         }
     }
 
     public func progress(of id: TrackID) -> PlaybackProgress? {
         mainloop.withLock {
-            let connected = connection.isConnected
-            guard id == trackID, var t = track else { return nil }
-            // No reading while a flush's read index is awaited: the old segment no longer applies.
-            let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
-            let played = t.played(atStreamFrame: position)
-            track = t
-            return PlaybackProgress(
-                playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
-                isConnected: connected)
+            guard id == trackID else { return nil }
+            return currentProgress()
         }
     }
 
@@ -190,6 +193,27 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     // MARK: Feeding the track to the stream (lock held)
 
+    /// The current track's progress (nil without one).
+    private func currentProgress() -> PlaybackProgress? {
+        guard var t = track else { return nil }
+        // No reading while a flush's read index is awaited: the old segment no longer applies.
+        let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
+        let played = t.played(atStreamFrame: position)
+        track = t
+        return PlaybackProgress(
+            playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
+            isConnected: connection.isConnected)
+    }
+
+    /// Tells the track's follower where it stands, if that changed. Called from what the server
+    /// reports (its requests for data, timing and drain answers, the connection), so it is told
+    /// as often as the server plays, and never while nothing plays.
+    private func publish() {
+        guard let updates, let progress = currentProgress(), progress != lastUpdate else { return }
+        lastUpdate = progress
+        updates.yield(progress)
+    }
+
     /// Whether `id` names the current track; a call for any other is logged and ignored.
     private func isCurrent(_ id: TrackID, _ call: String) -> Bool {
         guard id == trackID, track != nil else {
@@ -206,6 +230,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         case .lost:
             dropStream()
         }
+        publish()
     }
 
     private func openStream(format: AudioFormat) {
@@ -233,8 +258,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             logger.warning("playback stream lost: \(stream?.lastError.description ?? "?")")
             dropStream()
             if let t = track { openStream(format: t.format) }
+            publish()
         case .writable:
+            stream?.refreshTiming()
             pump()
+        case .timing:
+            publish()
         }
     }
 
@@ -287,6 +316,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         if t.isFinished {
             stream.setCorked(true)
         } else if !paused, t.hasUnplayedAudio {
+            if stream.isCorked { stream.refreshTiming() }
             stream.setCorked(false)
         }
         if !stream.isDraining, let stop = t.stopPoint, t.writtenFrames >= stop, t.drainedThrough < stop {
@@ -295,6 +325,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 self.drained(through: target, success: success)
             }
         }
+        publish()
     }
 
     private func drained(through target: Int, success: Bool) {

@@ -29,6 +29,21 @@ public struct TrackID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "track \(rawValue)" }
 }
 
+/// A track just begun: its id, and what the sound server says about it.
+public struct PlaybackTrack: Sendable {
+    public let id: TrackID
+    /// The track's progress, told each time the sound server reports something new about it (it
+    /// asked for data, a timing or drain answer came back, the connection went or came back), and
+    /// never while nothing plays. Only the newest value matters; the stream ends when the track is
+    /// dropped (`cancel`, or the next `begin`).
+    public let progress: AsyncStream<PlaybackProgress>
+
+    public init(id: TrackID, progress: AsyncStream<PlaybackProgress>) {
+        self.id = id
+        self.progress = progress
+    }
+}
+
 /// A place that plays one track at a time, with the controls speech needs.
 ///
 /// A track is the PCM of one utterance. The output buffers everything appended (appending never
@@ -41,7 +56,7 @@ public struct TrackID: Sendable, Hashable, CustomStringConvertible {
 /// Every call but `begin` names its track, and is ignored unless that track is the current one.
 public protocol AudioOutput: Sendable {
     /// Starts a new, empty track in this format; any previous track is dropped silently.
-    func begin(format: AudioFormat) async -> TrackID
+    func begin(format: AudioFormat) async -> PlaybackTrack
     /// Adds frames to the end of the track.
     func append(_ samples: [Int16], to track: TrackID) async
     /// The track gets no more frames; it finishes once all of them are played.
@@ -53,6 +68,6 @@ public protocol AudioOutput: Sendable {
     func setPaused(_ paused: Bool, _ track: TrackID) async
     /// Silences now (flush and cork) and drops the track.
     func cancel(_ track: TrackID) async
-    /// Where the track stands; `nil` when it is not the current track any more.
+    /// Where the track stands now; `nil` when it is not the current track any more.
     func progress(of track: TrackID) async -> PlaybackProgress?
 }

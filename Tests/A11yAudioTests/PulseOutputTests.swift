@@ -57,7 +57,7 @@ struct Rig {
 
     /// Plays a whole track and waits until it is finished; nil if it did not finish in time.
     func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> TrackID? {
-        let track = output.begin(format: format)
+        let track = output.begin(format: format).id
         output.append(samples, to: track)
         output.end(track)
         return await waitFor(timeout) { output.progress(of: track)?.isFinished == true } ? track : nil
@@ -104,7 +104,7 @@ struct PulseOutputTests {
     @Test func pauseSilencesAndResumeContinues() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.0)
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.append(samples, to: t)
         rig.output.end(t)
         await sleep(0.3)
@@ -142,7 +142,7 @@ struct PulseOutputTests {
 
     @Test func cancelSilencesAndResets() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: t)
         rig.output.end(t)
         await sleep(0.3)
@@ -173,11 +173,11 @@ struct PulseOutputTests {
     /// the next track is neither corked, nor cut, nor given the old track's audio.
     @Test func callsForAnOldTrackAreIgnored() async throws {
         let rig = try await Rig()
-        let old = rig.output.begin(format: mono22k)
+        let old = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: old)
         await sleep(0.1)
         let secondAt = rig.recorder.elapsed()
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         let samples = tone(seconds: 0.4, frequency: 660)
         rig.output.append(samples, to: t)
         rig.output.end(t)
@@ -197,11 +197,38 @@ struct PulseOutputTests {
         #expect(abs(audible - 0.4) < 0.03, "audible \(audible) s for the 0.4 s track after the old one's calls")
     }
 
+    /// The output tells the track's progress as the server plays it (so that words are told when
+    /// heard without polling), and says nothing once the track is done.
+    @Test func progressIsToldWhilePlayingAndNeverWhenIdle() async throws {
+        let rig = try await Rig()
+        let track = rig.output.begin(format: mono22k)
+        let reader = Task {
+            var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
+            for await progress in track.progress { told.append((.now, progress)) }
+            return told
+        }
+        let samples = tone(seconds: 0.5)
+        rig.output.append(samples, to: track.id)
+        rig.output.end(track.id)
+        #expect(await waitFor(3) { rig.output.progress(of: track.id)?.isFinished == true })
+        await sleep(0.5)
+        reader.cancel()
+        let told = await reader.value
+        let finished = try #require(told.firstIndex { $0.progress.isFinished }, "the end is told")
+        #expect(told[finished].progress.playedFrames == samples.count)
+        let playing = told[..<finished]
+        let gaps = zip(playing.dropFirst(), playing).map { $0.at - $1.at }
+        print("progress told \(playing.count) times over 0.5 s of audio, largest gap \(gaps.max() ?? .zero)")
+        #expect(playing.count >= 20, "told about every 5-20 ms while playing")
+        #expect(told.count == finished + 1, "nothing told after the end: \(told[finished...].map(\.progress))")
+        #expect(zip(playing.dropFirst(), playing).allSatisfy { $0.progress.playedFrames >= $1.progress.playedFrames })
+    }
+
     @Test func holdStopsAtFrameAndReleaseContinues() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.0)
         let holdFrame = 11_025
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.hold(t, at: holdFrame)
         rig.output.append(samples, to: t)
         #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished }, "finished at hold")
@@ -227,7 +254,7 @@ struct PulseOutputTests {
 
     @Test func holdBehindWhatWasWrittenStopsPromptly() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: t)
         rig.output.end(t)
         await sleep(0.3)
@@ -244,7 +271,7 @@ struct PulseOutputTests {
 
     @Test func idleOutputIsCorked() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 1), to: t)
         rig.output.end(t)
         await sleep(0.2)
@@ -279,7 +306,7 @@ struct PulseOutputTests {
     @Test func serverRestartMidTrack() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 2)
-        let t = rig.output.begin(format: mono22k)
+        let t = rig.output.begin(format: mono22k).id
         rig.output.append(samples, to: t)
         rig.output.end(t)
         await sleep(0.3)
@@ -328,7 +355,7 @@ struct PulseOutputTests {
         }
         let o = try #require(output)
         #expect(took < .milliseconds(200))
-        let t = o.begin(format: mono22k)
+        let t = o.begin(format: mono22k).id
         o.append(tone(seconds: 0.1), to: t)
         o.end(t)
         o.setPaused(true, t)

@@ -150,6 +150,48 @@ import Testing
         #expect(output.fake.state.withLock { $0.paused } == false, "the next item was corked by a stale pause")
     }
 
+    /// A word pause asked while the item is still being synthesised, then resumed, must leave no
+    /// hold behind: before, the feeder could choose a hold for the cancelled pause (it had checked
+    /// for a wanted pause before the resume, and set the hold after it), and the item then stopped
+    /// at that word forever, with the watchdog off because it looked paused.
+    @Test func aWordPauseResumedWhileSynthesisingLeavesNoHoldBehind() async {
+        let output = GatedOutput()
+        let engine = ScriptedEngine()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        configuration.playbackStallLimit = .seconds(86_400)
+        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        defer { pump.cancel() }
+        let id = UtteranceID(rawValue: 1)
+
+        await coordinator.post(item(1, text: "un deux"))
+        while !engine.isSynthesizing { await Task.yield() }
+        engine.say(start: 0, length: 2)
+        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
+        // Asked while no word boundary is known yet: the pause waits for the next word.
+        #expect(await coordinator.pause(at: .word))
+        for _ in 0..<1000 { await Task.yield() }
+        // The next word arrives while the output is slow to answer where it is.
+        output.gatesProgress.withLock { $0 = true }
+        engine.say(start: 3, length: 4)
+        for _ in 0..<1000 where output.heldCalls < 2 { await Task.yield() }
+        #expect(await coordinator.resume())
+        for _ in 0..<1000 where !output.fake.state.withLock({ $0.log.contains("uncork") }) { await Task.yield() }
+        output.gatesProgress.withLock { $0 = false }
+        output.release()
+        // Let whatever was waiting for the output's answer act on it before the audio moves on.
+        for _ in 0..<1000 { await Task.yield() }
+        engine.finish()
+
+        for _ in 0..<10_000 where await log.finishedCount() < 1 {
+            output.fake.advance(by: 1000)
+            await Task.yield()
+        }
+        #expect(await log.events.finishes().map(\.1) == [.spoken], "\(output.fake.state.withLock { $0.log })")
+    }
+
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
         let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
         defer { pump.cancel() }
@@ -161,13 +203,13 @@ import Testing
         #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
     }
 
-    /// A coordinator on a manual clock, polling every 5 ms, giving up on a stall after 100 ms.
+    /// A coordinator on a manual clock, giving up on a stall, or on a lost server, after 100 ms.
     func makeTimedCoordinator() -> (SpeechCoordinator, FakeOutput, ManualClock, EventLog, Task<Void, Never>) {
         let output = FakeOutput(instant: false)
         let clock = ManualClock()
         var configuration = SpeechCoordinator.Configuration()
-        configuration.pollInterval = .milliseconds(5)
         configuration.playbackStallLimit = .milliseconds(100)
+        configuration.audioReconnectGrace = .milliseconds(100)
         configuration.serverBufferMilliseconds = 0
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: clock)
         let log = EventLog()
@@ -198,15 +240,22 @@ import Testing
         })
     }
 
-    @Test func aLongPauseIsNotAStall() async {
+    /// Paused, nothing ticks (no timer is armed), however long the pause; resumed, it plays on.
+    @Test func aLongPauseIsNotAStallAndMakesNoWakeUps() async {
         let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await clock.waitForSleeper()
+        #expect(clock.sleeperCount == 1, "the watchdog's deadline, while audio should move")
         #expect(await coordinator.pause(at: .immediate))
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
-        // A second paused, ten times the stall limit.
-        await clock.run(for: .seconds(1), step: .milliseconds(5))
+        // The deadline armed before the pause wakes once, finds nothing to do, and is not re-armed.
+        clock.advance(by: .milliseconds(100))
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(clock.sleeperCount == 0, "a paused item must not tick")
+        clock.advance(by: .seconds(60))
+        for _ in 0..<1000 { await Task.yield() }
         #expect(await log.finishedCount() == 0)
         #expect(await coordinator.resume())
         while output.state.withLock({ $0.paused }) { await Task.yield() }
@@ -216,6 +265,40 @@ import Testing
         }
         let events = await log.events
         #expect(events.finishes().map(\.1) == [.spoken], "\(events)")
+    }
+
+    @Test func aServerGoneLongerThanTheGraceFailsTheItem() async {
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await coordinator.post(item(2, queued: true, text: "quatre"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        output.setConnected(false)
+        await clock.run(for: .milliseconds(90), step: .milliseconds(5))
+        #expect(await log.finishedCount() == 0)
+        await clock.run(for: .milliseconds(30), step: .milliseconds(5))
+        await log.wait { $0.count(finished: 1) }
+        let events = await log.events
+        #expect(events.contains {
+            if case .finished(UtteranceID(rawValue: 1), _, .error, let message) = $0 { message?.contains("sound server") == true } else { false }
+        })
+    }
+
+    @Test func aServerBackWithinTheGraceLosesNothing() async {
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        output.setConnected(false)
+        await clock.run(for: .milliseconds(80), step: .milliseconds(5))
+        output.setConnected(true)
+        await clock.run(for: .milliseconds(80), step: .milliseconds(5))
+        #expect(await log.finishedCount() == 0)
+        while await log.finishedCount() < 1 {
+            output.advance(by: 50)
+            await clock.run(for: .milliseconds(5), step: .milliseconds(5))
+        }
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
     }
 
     @Test func screenChangePlaysTheEarconBeforeTheWords() async {

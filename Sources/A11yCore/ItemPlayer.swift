@@ -148,12 +148,13 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
             await output.hold(track, at: word.frame)
         }
 
-        /// Reports words and marks whose audio has been heard, in the order of their frames
-        /// (a mark before the word at the same frame: it stands before it in the text).
+        /// Reports words and marks whose audio has begun to be heard (the server played their first
+        /// frame) once `played` frames were, in the order of their frames (a mark before the word
+        /// at the same frame: it stands before it in the text).
         func announce(heardUpTo played: Int) async {
             while true {
-                let word = unheardWords.first.flatMap { $0.frame <= played ? $0 : nil }
-                let mark = unheardMarks.first.flatMap { $0.frame <= played ? $0 : nil }
+                let word = unheardWords.first.flatMap { $0.frame < played ? $0 : nil }
+                let mark = unheardMarks.first.flatMap { $0.frame < played ? $0 : nil }
                 if let mark, word.map({ mark.frame <= $0.frame }) ?? true {
                     unheardMarks.removeFirst()
                     await report(.mark(name: mark.name))

@@ -3,14 +3,16 @@ import A11yCore
 /// Turns the speech API's events into SSIP's 700–705 notifications, for clients that asked for them.
 public enum SSIPEvents {
     /// The notification for `event` of a message of `client`, or nil when the client did not ask for
-    /// that kind (when the message was sent) or SSIP has none (word events).
+    /// that kind (when the message was sent) or SSIP has none (word events, and the queue's own
+    /// pause: every SSIP notification names a message).
     public static func reply(
         for event: SpeechEvent, client: ClientID, notifications: SSIPNotifications
     ) -> SSIPReply? {
-        let head = [String(event.utterance.rawValue), String(client.rawValue)]
+        guard let id = event.utterance else { return nil }
+        let head = [String(id.rawValue), String(client.rawValue)]
         switch event {
         case .started:
-            return begin(event.utterance, client: client, notifications: notifications)
+            return begin(id, client: client, notifications: notifications)
         case .mark(_, let name):
             return notifications.contains(.indexMarks) ? SSIPReply(700, "INDEX MARK", lines: head + [name]) : nil
         case .paused:
@@ -22,7 +24,7 @@ public enum SSIPEvents {
         case .finished:
             // Interrupted, made moot, dropped, stopped or failed: SSIP knows only "canceled".
             return notifications.contains(.cancel) ? SSIPReply(703, "CANCELED", lines: head) : nil
-        case .word:
+        case .word, .queuePaused:
             return nil
         }
     }

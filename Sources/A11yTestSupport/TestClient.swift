@@ -178,7 +178,7 @@ extension ServerMessage {
 
     public var utterance: UInt64? {
         if case .posted(let id)? = reply { return id.rawValue }
-        return speechEvent?.utterance.rawValue
+        return speechEvent?.utterance?.rawValue
     }
 
     public var effective: Bool? {
@@ -216,7 +216,7 @@ extension ServerMessage {
         case .started: "started"
         case .word: "word"
         case .mark: "mark"
-        case .paused: "paused"
+        case .paused, .queuePaused: "paused"
         case .resumed: "resumed"
         case .finished: "finished"
         case nil: nil

@@ -45,6 +45,10 @@ import Testing
         let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
+        while output.state.withLock({ $0.appended }) < 300 { await Task.yield() }
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await log.events.filter { if case .word = $0 { true } else { false } }.isEmpty, "nothing heard yet")
+        output.advance(by: 1)
         await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 0, length: 2)) }
         // Everything is synthesised at once, but nothing past the first word was heard yet.
         for _ in 0..<50 { await Task.yield() }
@@ -89,8 +93,9 @@ import Testing
         defer { pump.cancel() }
         let id = UtteranceID(rawValue: 1)
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
+        while output.state.withLock({ $0.appended }) < 300 { await Task.yield() }
         output.advance(by: 50)  // mid "un"
+        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
         #expect(await coordinator.pause(at: .word))
         while output.state.withLock({ $0.hold }) == nil { await Task.yield() }
         #expect(output.state.withLock { $0.hold } == 100, "holds at the start of 'deux'")
@@ -101,6 +106,29 @@ import Testing
         await playOut(output, log, until: 1)
         let words = await log.events.compactMap { if case .word(_, let start, _) = $0 { start } else { nil } }
         #expect(words == [0, 3, 8])
+    }
+
+    /// A word pause with no word boundary left: the item plays out, its `finished` is its last
+    /// event, and the queue's pause is told after it; `resume` then starts the next item.
+    @Test func aWordPausePastTheLastWordIsToldAsTheQueuesStateAfterFinished() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        let id = UtteranceID(rawValue: 1)
+        await coordinator.post(item(1, text: "un deux"))
+        await coordinator.post(item(2, queued: true, text: "trois"))
+        while output.state.withLock({ $0.appended }) < 200 { await Task.yield() }
+        output.advance(by: 150)  // mid "deux": no word boundary left
+        await log.wait { $0.contains(.word(id, start: 3, length: 4)) }
+        #expect(await coordinator.pause(at: .word))
+        output.advance(by: 1000)
+        await log.wait { $0.contains(.queuePaused(owner: nil)) }
+        let events = await log.events
+        #expect(Array(events.suffix(2)) == [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused(owner: nil)])
+        #expect(!events.contains(.paused(id)))
+        #expect(await coordinator.status().state == .paused)
+        #expect(await coordinator.resume())
+        await playOut(output, log, until: 2)
+        #expect(await log.events.finishes().map(\.1) == [.spoken, .spoken])
     }
 
     @Test func manyPausesAndResumesNeverWedge() async {
@@ -169,6 +197,8 @@ import Testing
         await coordinator.post(item(1, text: "un deux"))
         while !engine.isSynthesizing { await Task.yield() }
         engine.say(start: 0, length: 2)
+        while output.fake.state.withLock({ $0.appended }) < 100 { await Task.yield() }
+        output.fake.advance(by: 50)
         await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
         // Asked while no word boundary is known yet: the pause waits for the next word.
         #expect(await coordinator.pause(at: .word))

@@ -16,8 +16,8 @@ enum PlayerControl: Sendable {
 /// It lives for one item and owns one output track. It is one loop, `follow`, that takes what
 /// happens one thing at a time (audio synthesised, a control, the output's progress, a deadline)
 /// and alone decides what the output is told (hold, cork, uncork); small children of one task
-/// group feed it: the feeder (engine → output, then the words it appended), the controls, the
-/// output's progress and a timer for the one deadline in force. `run` returns only once every
+/// group feed it: the feeder (engine → output, then the words it appended), the output's progress
+/// and a timer for the one deadline in force; controls (`control(_:)`) go straight in. `run` returns only once every
 /// child has returned, and every output call names the player's track: nothing this player does
 /// can reach the next item's audio.
 ///
@@ -30,21 +30,26 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
     private let output: any AudioOutput
     private let clock: C
     private let settings: SpeechCoordinator.Configuration
-    private let controls: AsyncStream<PlayerControl>
     private let report: @Sendable (PlayerReport) async -> Void
+    private let inputs: AsyncStream<Input>
+    private let input: AsyncStream<Input>.Continuation
 
     init(
         item: SpeechItem, engine: any SpeechEngine, output: any AudioOutput, clock: C,
-        settings: SpeechCoordinator.Configuration, controls: AsyncStream<PlayerControl>,
-        report: @escaping @Sendable (PlayerReport) async -> Void
+        settings: SpeechCoordinator.Configuration, report: @escaping @Sendable (PlayerReport) async -> Void
     ) {
         self.item = item
         self.engine = engine
         self.output = output
         self.clock = clock
         self.settings = settings
-        self.controls = controls
         self.report = report
+        (inputs, input) = AsyncStream.makeStream(of: Input.self)
+    }
+
+    /// Pauses or resumes, after whatever happened before (run once; ignored once it has returned).
+    func control(_ control: PlayerControl) {
+        input.yield(.control(control))
     }
 
     /// What `follow` reacts to, one at a time, in the order it happened.
@@ -70,17 +75,16 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
             await output.append(earcon, to: track.id)
         }
         let offset = earcon.count
-        let (inputs, input) = AsyncStream.makeStream(of: Input.self)
         let (deadlines, deadline) = AsyncStream.makeStream(of: C.Instant?.self, bufferingPolicy: .bufferingNewest(1))
         let outcome = await withDiscardingTaskGroup(returning: SpeechQueue.PlaybackOutcome.self) { group in
             group.addTask { await feed(track.id, offset: offset, into: input) }
-            group.addTask { for await control in controls { input.yield(.control(control)) } }
             group.addTask { for await progress in track.progress { input.yield(.progress(progress)) } }
             group.addTask { await wake(at: deadlines, into: input) }
             let outcome = await follow(track.id, inputs, deadlines: deadline)
             group.cancelAll()
             return outcome
         }
+        input.finish()
         // Every child has returned: no call of this item's is still on its way to the output.
         if outcome != .completed { await output.cancel(track.id) }
         return outcome

@@ -261,8 +261,8 @@ final class ManualClock: Clock, Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
-    /// Advances in `step`s for `total`, waiting after each step until the woken task sleeps again,
-    /// so every step is one poll of a task that polls on this clock.
+    /// Advances in `step`s for `total`, waiting before each step until a task sleeps on this clock
+    /// (a deadline is armed), so that no step passes unseen.
     func run(for total: Swift.Duration, step: Swift.Duration, between: () -> Void = {}) async {
         var elapsed = Swift.Duration.zero
         while elapsed < total {

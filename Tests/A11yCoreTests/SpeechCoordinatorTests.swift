@@ -3,8 +3,8 @@ import Testing
 
 /// The coordinator against a fake engine and output, with a clock that never really sleeps.
 @Suite struct SpeechCoordinatorTests {
-    /// `stallLimit`: the watchdog counts polls of the immediate clock, which spins while a test
-    /// waits; tests other than the watchdog's own keep it out of the way.
+    /// `stallLimit`: the watchdog's; tests other than the watchdog's own keep it out of the way
+    /// (on the immediate clock, whose time never moves, it cannot fire anyway).
     func makeCoordinator(
         instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100, stallLimit: Duration = .seconds(86_400)
     ) -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>) {

@@ -12,8 +12,10 @@ final class PlaybackStream {
         case ready
         /// The stream failed or was ended by the server.
         case failed
-        /// The server wants more data.
+        /// The server wants more data (it played some).
         case writable
+        /// A timing update came back: the playback position is fresh.
+        case timing
     }
 
     /// What the server granted, in bytes.
@@ -42,6 +44,7 @@ final class PlaybackStream {
     private var drainDone: ((Bool) -> Void)?
     private var timingOperation: OpaquePointer?
     private var timingDone: ((Int64?) -> Void)?
+    private var refreshOperation: OpaquePointer?
 
     private var frameSize: Int { 2 * format.channels }
 
@@ -70,16 +73,22 @@ final class PlaybackStream {
         pa_stream_set_write_callback(handle, { _, _, userdata in
             PlaybackStream.from(userdata)?.onEvent(.writable)
         }, userdata)
+        pa_stream_set_latency_update_callback(handle, { _, userdata in
+            PlaybackStream.from(userdata)?.onEvent(.timing)
+        }, userdata)
 
         func bytes(_ ms: Int) -> UInt32 { UInt32(clamping: format.frames(milliseconds: ms) * frameSize) }
         // prebuf of one frame: a short chunk starts at once and the end of a track plays out,
         // yet an underrun (engine late, or a hold) pauses the stream instead of losing data.
+        // No PA_STREAM_AUTO_TIMING_UPDATE: it asks for timing every 1.5 s for the stream's whole
+        // life, corked or not, waking an idle daemon; timing is asked for while playing instead
+        // (`refreshTiming`, at each request for data).
         var attr = pa_buffer_attr(
             maxlength: UInt32.max, tlength: bytes(Self.targetLengthMs), prebuf: UInt32(clamping: frameSize),
             minreq: bytes(Self.minimumRequestMs), fragsize: UInt32.max)
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+                | PA_STREAM_ADJUST_LATENCY.rawValue)
         if pa_stream_connect_playback(handle, nil, &attr, flags, nil, nil) < 0 {
             logger.error("pa_stream_connect_playback failed: \(connection.lastError)")
             close()
@@ -105,8 +114,10 @@ final class PlaybackStream {
         closed = true
         cancelDrain()
         cancelTimingUpdate()
+        cancelRefresh()
         pa_stream_set_state_callback(handle, nil, nil)
         pa_stream_set_write_callback(handle, nil, nil)
+        pa_stream_set_latency_update_callback(handle, nil, nil)
         if isReady { pa_stream_disconnect(handle) }
         pa_stream_unref(handle)
         isReady = false
@@ -234,6 +245,26 @@ final class PlaybackStream {
             frame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
         }
         done?(frame)
+    }
+
+    /// Asks for fresh timing (one request at a time); `.timing` follows when it is back.
+    func refreshTiming() {
+        guard isReady, refreshOperation == nil else { return }
+        refreshOperation = pa_stream_update_timing_info(handle, { _, _, userdata in
+            PlaybackStream.from(userdata)?.refreshed()
+        }, userdata)
+    }
+
+    private func refreshed() {
+        if let op = refreshOperation { pa_operation_unref(op) }
+        refreshOperation = nil
+    }
+
+    private func cancelRefresh() {
+        guard let op = refreshOperation else { return }
+        pa_operation_cancel(op)
+        pa_operation_unref(op)
+        refreshOperation = nil
     }
 
     /// Where the server is playing the stream, in frames, or `nil` when there is no reading.

@@ -22,6 +22,11 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private let connection: ServerConnection
     private var stream: PlaybackStream?
     private var track: Track?
+    /// The current track's id; calls naming another one are ignored.
+    private var trackID = TrackID(rawValue: 0)
+    /// Where the current track's progress is told, and what was told last.
+    private var updates: AsyncStream<PlaybackProgress>.Continuation?
+    private var lastUpdate: PlaybackProgress?
     private var paused = false
     /// Why the current timing update was asked for (writing waits for it).
     private enum Resync { case newTrack, rewind }
@@ -47,16 +52,22 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             dropStream()
             connection.close()
             track = nil
+            updates?.finish()
         }
         mainloop.stop()
     }
 
     // MARK: AudioOutput
 
-    public func begin(format: AudioFormat) {
+    public func begin(format: AudioFormat) -> PlaybackTrack {
         mainloop.withLock {
             stream?.cancelDrain()
+            trackID = TrackID(rawValue: trackID.rawValue &+ 1)
             track = Track(format: format)
+            updates?.finish()
+            let (progress, updates) = AsyncStream.makeStream(of: PlaybackProgress.self, bufferingPolicy: .bufferingNewest(1))
+            self.updates = updates
+            lastUpdate = nil
             paused = false
             if let stream, stream.format != format { dropStream() }
             if let stream {
@@ -68,29 +79,30 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             } else {
                 openStream(format: format)
             }
+            return PlaybackTrack(id: trackID, progress: progress)
         }
     }
 
-    public func append(_ samples: [Int16]) {
+    public func append(_ samples: [Int16], to id: TrackID) {
         mainloop.withLock {
-            guard track != nil else { return logger.debug("append without a track ignored") }
+            guard isCurrent(id, "append") else { return }
             guard track?.ended == false else { return logger.debug("append after end ignored") }
             track?.append(samples)
             pump()
         }
     }
 
-    public func end() {
+    public func end(_ id: TrackID) {
         mainloop.withLock {
-            guard track != nil else { return }
+            guard isCurrent(id, "end"), track != nil else { return }
             track?.ended = true
             pump()
         }
     }
 
-    public func hold(at frame: Int?) {
+    public func hold(_ id: TrackID, at frame: Int?) {
         mainloop.withLock {
-            guard var t = track else { return }
+            guard isCurrent(id, "hold"), var t = track else { return }
             let rewind = t.setHold(frame)
             track = t
             if rewind {
@@ -106,8 +118,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    public func setPaused(_ paused: Bool) {
+    public func setPaused(_ paused: Bool, _ id: TrackID) {
         mainloop.withLock {
+            guard isCurrent(id, paused ? "pause" : "resume") else { return }
             self.paused = paused
             if paused {
                 stream?.setCorked(true)
@@ -117,8 +130,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    public func cancel() {
+    public func cancel(_ id: TrackID) {
         mainloop.withLock {
+            guard isCurrent(id, "cancel") else { return }
             if let stream {
                 stream.cancelDrain()
                 stream.setCorked(true, force: true)
@@ -126,22 +140,15 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
             track = nil
             paused = false
+            updates?.finish()
+            updates = nil
         }
     }
 
-    public func progress() -> PlaybackProgress {
+    public func progress(of id: TrackID) -> PlaybackProgress? {
         mainloop.withLock {
-            let connected = connection.isConnected
-            guard var t = track else {
-                return PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: connected)
-            }
-            // No reading while a flush's read index is awaited: the old segment no longer applies.
-            let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
-            let played = t.played(atStreamFrame: position)
-            track = t
-            return PlaybackProgress(
-                playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
-                isConnected: connected)
+            guard id == trackID else { return nil }
+            return currentProgress()
         }
     }
 
@@ -150,13 +157,16 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public func waitUntilConnected(timeout: Duration = .seconds(5)) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        while !progress().isConnected {
+        while !isConnected {
             if clock.now >= deadline {
                 throw SpeechError(.audioUnavailable, "no connection to the sound server within \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
+
+    /// True while the output has a working connection to the sound server.
+    public var isConnected: Bool { mainloop.withLock { connection.isConnected } }
 
     /// What the output currently asks of the server, for tests and diagnostics.
     public struct StreamStatus: Sendable, Equatable {
@@ -183,6 +193,36 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     // MARK: Feeding the track to the stream (lock held)
 
+    /// The current track's progress (nil without one).
+    private func currentProgress() -> PlaybackProgress? {
+        guard var t = track else { return nil }
+        // No reading while a flush's read index is awaited: the old segment no longer applies.
+        let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
+        let played = t.played(atStreamFrame: position)
+        track = t
+        return PlaybackProgress(
+            playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
+            isConnected: connection.isConnected)
+    }
+
+    /// Tells the track's follower where it stands, if that changed. Called from what the server
+    /// reports (its requests for data, timing and drain answers, the connection), so it is told
+    /// as often as the server plays, and never while nothing plays.
+    private func publish() {
+        guard let updates, let progress = currentProgress(), progress != lastUpdate else { return }
+        lastUpdate = progress
+        updates.yield(progress)
+    }
+
+    /// Whether `id` names the current track; a call for any other is logged and ignored.
+    private func isCurrent(_ id: TrackID, _ call: String) -> Bool {
+        guard id == trackID, track != nil else {
+            logger.debug("\(call) for a track that is not current ignored", metadata: ["track": "\(id)"])
+            return false
+        }
+        return true
+    }
+
     private func connectionChanged(_ event: ServerConnection.Event) {
         switch event {
         case .connected:
@@ -190,6 +230,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         case .lost:
             dropStream()
         }
+        publish()
     }
 
     private func openStream(format: AudioFormat) {
@@ -217,8 +258,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             logger.warning("playback stream lost: \(stream?.lastError.description ?? "?")")
             dropStream()
             if let t = track { openStream(format: t.format) }
+            publish()
         case .writable:
+            stream?.refreshTiming()
             pump()
+        case .timing:
+            publish()
         }
     }
 
@@ -271,6 +316,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         if t.isFinished {
             stream.setCorked(true)
         } else if !paused, t.hasUnplayedAudio {
+            if stream.isCorked { stream.refreshTiming() }
             stream.setCorked(false)
         }
         if !stream.isDraining, let stop = t.stopPoint, t.writtenFrames >= stop, t.drainedThrough < stop {
@@ -279,6 +325,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 self.drained(through: target, success: success)
             }
         }
+        publish()
     }
 
     private func drained(through target: Int, success: Bool) {

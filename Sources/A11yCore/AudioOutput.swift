@@ -18,6 +18,32 @@ public struct PlaybackProgress: Sendable, Equatable {
     }
 }
 
+/// Names one track of an output. Each `begin` makes a new one; a call naming any other track than
+/// the output's current one is ignored, so a control that arrives late can never reach the next
+/// utterance.
+public struct TrackID: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt64
+
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public var description: String { "track \(rawValue)" }
+}
+
+/// A track just begun: its id, and what the sound server says about it.
+public struct PlaybackTrack: Sendable {
+    public let id: TrackID
+    /// The track's progress, told each time the sound server reports something new about it (it
+    /// asked for data, a timing or drain answer came back, the connection went or came back), and
+    /// never while nothing plays. Only the newest value matters; the stream ends when the track is
+    /// dropped (`cancel`, or the next `begin`).
+    public let progress: AsyncStream<PlaybackProgress>
+
+    public init(id: TrackID, progress: AsyncStream<PlaybackProgress>) {
+        self.id = id
+        self.progress = progress
+    }
+}
+
 /// A place that plays one track at a time, with the controls speech needs.
 ///
 /// A track is the PCM of one utterance. The output buffers everything appended (appending never
@@ -26,20 +52,22 @@ public struct PlaybackProgress: Sendable, Equatable {
 /// While no track plays, the output keeps the server idle (stream corked).
 /// If the server goes away the output reconnects on its own and carries on with the track from
 /// the first frame the server had not yet been given; `progress().isConnected` says when it is down.
+///
+/// Every call but `begin` names its track, and is ignored unless that track is the current one.
 public protocol AudioOutput: Sendable {
     /// Starts a new, empty track in this format; any previous track is dropped silently.
-    func begin(format: AudioFormat) async
-    /// Adds frames to the end of the current track.
-    func append(_ samples: [Int16]) async
-    /// The current track gets no more frames; it finishes once all of them are played.
-    func end() async
+    func begin(format: AudioFormat) async -> PlaybackTrack
+    /// Adds frames to the end of the track.
+    func append(_ samples: [Int16], to track: TrackID) async
+    /// The track gets no more frames; it finishes once all of them are played.
+    func end(_ track: TrackID) async
     /// Frames at or beyond `frame` are not given to the server until the hold is moved or
     /// removed (`nil`). Used to pause at a word boundary without cutting a word.
-    func hold(at frame: Int?) async
-    /// Pauses (cork) or resumes (uncork) the current track; audible within a few milliseconds.
-    func setPaused(_ paused: Bool) async
-    /// Silences now (flush and cork) and drops the current track.
-    func cancel() async
-    /// Where the current track stands.
-    func progress() async -> PlaybackProgress
+    func hold(_ track: TrackID, at frame: Int?) async
+    /// Pauses (cork) or resumes (uncork) the track; audible within a few milliseconds.
+    func setPaused(_ paused: Bool, _ track: TrackID) async
+    /// Silences now (flush and cork) and drops the track.
+    func cancel(_ track: TrackID) async
+    /// Where the track stands now; `nil` when it is not the current track any more.
+    func progress(of track: TrackID) async -> PlaybackProgress?
 }

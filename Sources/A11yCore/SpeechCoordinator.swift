@@ -6,8 +6,6 @@ public actor SpeechCoordinator {
         public var pendingLimit: Int = 100
         /// Play the earcon before `screenChanged` items (config `earcon`).
         public var earcon: Bool = true
-        /// How often playback progress is read (word events, pause at word, completion).
-        public var pollInterval: Duration = .milliseconds(5)
         /// How far ahead of what is heard the server may already hold audio.
         public var serverBufferMilliseconds: Int = 80
         /// How long an item waits for a lost sound server to come back before it fails.
@@ -24,7 +22,7 @@ public actor SpeechCoordinator {
     private let output: any AudioOutput
     private let clock: any Clock<Duration>
     private let configuration: Configuration
-    private var player: (id: UtteranceID, controls: AsyncStream<ItemPlayer.Control>.Continuation, task: Task<Void, Never>)?
+    private var player: (id: UtteranceID, control: @Sendable (PlayerControl) -> Void, task: Task<Void, Never>)?
     private var nextID: UInt64 = 1
     private var isShutDown = false
 
@@ -109,13 +107,12 @@ public actor SpeechCoordinator {
                 startPlayer(for: item)
             case .cancelPlayback(let id):
                 if let player, player.id == id {
-                    player.controls.finish()
                     player.task.cancel()
                 }
             case .pausePlayback(let id, let boundary):
-                if let player, player.id == id { player.controls.yield(.pause(boundary)) }
+                if let player, player.id == id { player.control(.pause(boundary)) }
             case .resumePlayback(let id):
-                if let player, player.id == id { player.controls.yield(.resume) }
+                if let player, player.id == id { player.control(.resume) }
             case .emit(let event):
                 emit(event)
             }
@@ -124,20 +121,27 @@ public actor SpeechCoordinator {
 
     private func startPlayer(for item: SpeechItem) {
         let id = item.id
-        let (controls, controlSink) = AsyncStream.makeStream(of: ItemPlayer.Control.self)
-        let itemPlayer = ItemPlayer(
-            item: item, engine: engine, output: output, clock: clock, settings: configuration,
-            controls: controls,
-            report: { [weak self] report in await self?.playerReported(report, for: id) }
-        )
+        let (run, control) = Self.player(
+            for: item, engine: engine, output: output, clock: clock, settings: configuration,
+            report: { [weak self] report in await self?.playerReported(report, for: id) })
         let task = Task {
-            let outcome = await itemPlayer.run()
+            let outcome = await run()
             self.playerEnded(id, outcome)
         }
-        player = (id, controlSink, task)
+        player = (id, control, task)
     }
 
-    private func playerReported(_ report: ItemPlayer.Report, for id: UtteranceID) {
+    /// The player's `run` and its controls, on the coordinator's clock as its own type.
+    private static func player<C: Clock<Duration>>(
+        for item: SpeechItem, engine: any SpeechEngine, output: any AudioOutput, clock: C,
+        settings: Configuration, report: @escaping @Sendable (PlayerReport) async -> Void
+    ) -> (run: @Sendable () async -> SpeechQueue.PlaybackOutcome, control: @Sendable (PlayerControl) -> Void) {
+        let player = ItemPlayer(
+            item: item, engine: engine, output: output, clock: clock, settings: settings, report: report)
+        return ({ await player.run() }, { player.control($0) })
+    }
+
+    private func playerReported(_ report: PlayerReport, for id: UtteranceID) {
         guard queue.current?.item.id == id else { return }
         switch report {
         case .word(let start, let length):

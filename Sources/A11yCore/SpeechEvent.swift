@@ -24,7 +24,7 @@ public enum PauseBoundary: String, Sendable, Hashable, Codable {
     case word
 }
 
-/// What clients hear about an item's life.
+/// What clients hear about an item's life, and the one queue state that belongs to no item.
 public enum SpeechEvent: Sendable, Equatable {
     case started(UtteranceID)
     /// A word is about to be heard; `start`/`length` in Unicode scalars of the posted text.
@@ -34,11 +34,18 @@ public enum SpeechEvent: Sendable, Equatable {
     case paused(UtteranceID)
     case resumed(UtteranceID)
     case finished(UtteranceID, text: String, reason: FinishReason, message: String?)
+    /// The queue holds, paused, with nothing speaking: a word pause was asked and its item ended
+    /// before reaching a word boundary (its `finished` came first: `finished` is always an
+    /// utterance's last event). Nothing starts until `resume` (only `owner`'s items, when the pause
+    /// was that client's own). For `owner`, whose item the pause was asked for, and subscribers.
+    case queuePaused(owner: ClientID?)
 
-    public var utterance: UtteranceID {
+    /// The utterance the event is about; nil for a queue state.
+    public var utterance: UtteranceID? {
         switch self {
         case .started(let id), .word(let id, _, _), .mark(let id, _), .paused(let id), .resumed(let id): id
         case .finished(let id, _, _, _): id
+        case .queuePaused: nil
         }
     }
 }

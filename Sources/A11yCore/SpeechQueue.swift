@@ -314,8 +314,9 @@ public struct SpeechQueue: Sendable {
         }
         if case .pausingAtWord = current.phase {
             // It ended before reaching a word boundary: the pause now holds before the next item
-            // (of its client only, when only its client was paused).
-            return [ending, .emit(.paused(id))] + startNextIfIdle()
+            // (of its client only, when only its client was paused). That is the queue's state,
+            // told after the item's last event.
+            return [ending, .emit(.queuePaused(owner: current.item.owner))] + startNextIfIdle()
         }
         return [ending] + startNextIfIdle()
     }

@@ -118,7 +118,7 @@ extension ServerMessage: Codable {
             try container.encode(false, forKey: .ok)
             try container.encode(error, forKey: .error)
         case .event(let event):
-            try container.encode(event.utterance, forKey: .utterance)
+            try container.encodeIfPresent(event.utterance, forKey: .utterance)
             switch event {
             case .started: try container.encode(EventName.started, forKey: .event)
             case .word(_, let start, let length):
@@ -128,7 +128,7 @@ extension ServerMessage: Codable {
             case .mark(_, let name):
                 try container.encode(EventName.mark, forKey: .event)
                 try container.encode(name, forKey: .name)
-            case .paused: try container.encode(EventName.paused, forKey: .event)
+            case .paused, .queuePaused: try container.encode(EventName.paused, forKey: .event)
             case .resumed: try container.encode(EventName.resumed, forKey: .event)
             case .finished(_, let text, let reason, let message):
                 try container.encode(EventName.finished, forKey: .event)
@@ -143,6 +143,11 @@ extension ServerMessage: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         if let name = try container.decodeIfPresent(EventName.self, forKey: .event) {
+            // `paused` without an utterance is the queue's own state.
+            if name == .paused, !container.contains(.utterance) {
+                self = .event(.queuePaused(owner: nil))
+                return
+            }
             let id = try container.decode(UtteranceID.self, forKey: .utterance)
             switch name {
             case .started: self = .event(.started(id))

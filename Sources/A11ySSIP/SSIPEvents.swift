@@ -6,14 +6,16 @@ public enum SSIPEvents {
     public static let indexMarkCode = 700
 
     /// The notification for `event` of a message of `client`, or nil when the client did not ask for
-    /// that kind (when the message was sent) or SSIP has none (word events).
+    /// that kind (when the message was sent) or SSIP has none (word events, and the queue's own
+    /// pause: every SSIP notification names a message).
     public static func reply(
         for event: SpeechEvent, client: ClientID, notifications: SSIPNotifications
     ) -> SSIPReply? {
-        let head = [String(event.utterance.rawValue), String(client.rawValue)]
+        guard let id = event.utterance else { return nil }
+        let head = [String(id.rawValue), String(client.rawValue)]
         switch event {
         case .started:
-            return begin(event.utterance, client: client, notifications: notifications)
+            return begin(id, client: client, notifications: notifications)
         case .mark(_, let name):
             return notifications.contains(.indexMarks) ? SSIPReply(indexMarkCode, "INDEX MARK", lines: head + [name]) : nil
         case .paused:
@@ -25,7 +27,7 @@ public enum SSIPEvents {
         case .finished:
             // Interrupted, made moot, dropped, stopped or failed: SSIP knows only "canceled".
             return notifications.contains(.cancel) ? SSIPReply(703, "CANCELED", lines: head) : nil
-        case .word:
+        case .word, .queuePaused:
             return nil
         }
     }

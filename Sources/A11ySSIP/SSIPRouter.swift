@@ -85,7 +85,8 @@ actor SSIPRouter {
 
     func route(_ delivery: ClientEvent) {
         let client = delivery.owner
-        let id = delivery.event.utterance
+        // The queue's own pause names no message: SSIP has no notification for it.
+        guard let id = delivery.event.utterance else { return }
         guard var connection = connections[client], var message = connection.messages[id] else { return }
         var replies: [SSIPReply] = []
         switch delivery.event {
@@ -97,7 +98,7 @@ actor SSIPRouter {
                 replies += [SSIPEvents.begin(id, client: client, notifications: message.notifications)].compactMap { $0 }
             }
             replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
-        case .resumed, .finished:
+        case .resumed, .finished, .queuePaused:
             replies += [SSIPEvents.reply(for: delivery.event, client: client, notifications: message.notifications)].compactMap { $0 }
         }
         if case .finished = delivery.event {

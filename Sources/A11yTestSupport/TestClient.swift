@@ -178,7 +178,7 @@ extension ServerMessage {
 
     public var utterance: UInt64? {
         if case .posted(let id)? = reply { return id.rawValue }
-        return speechEvent?.utterance.rawValue
+        return speechEvent?.utterance?.rawValue
     }
 
     /// A `batch` reply's utterances, in the order of its posts.
@@ -222,7 +222,7 @@ extension ServerMessage {
         case .started: "started"
         case .word: "word"
         case .mark: "mark"
-        case .paused: "paused"
+        case .paused, .queuePaused: "paused"
         case .resumed: "resumed"
         case .finished: "finished"
         case nil: nil

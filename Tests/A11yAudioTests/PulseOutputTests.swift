@@ -55,12 +55,12 @@ struct Rig {
         try await output.waitUntilConnected()
     }
 
-    /// Plays a whole track and waits until it is finished.
-    func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> Bool {
-        output.begin(format: format)
-        output.append(samples)
-        output.end()
-        return await waitFor(timeout) { output.progress().isFinished }
+    /// Plays a whole track and waits until it is finished; nil if it did not finish in time.
+    func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> TrackID? {
+        let track = output.begin(format: format).id
+        output.append(samples, to: track)
+        output.end(track)
+        return await waitFor(timeout) { output.progress(of: track)?.isFinished == true } ? track : nil
     }
 }
 
@@ -70,10 +70,10 @@ struct PulseOutputTests {
         let rig = try await Rig()
         let samples = tone(seconds: 0.5)
         let t0 = rig.recorder.elapsed()
-        let finished = await rig.play(samples)
+        let track = await rig.play(samples)
         let t1 = rig.recorder.elapsed()
-        #expect(finished)
-        let p = rig.output.progress()
+        let t = try #require(track, "finished")
+        let p = rig.output.progress(of: t)!
         #expect(p.isFinished && p.isConnected)
         #expect(p.appendedFrames == samples.count)
         #expect(p.playedFrames == p.appendedFrames)
@@ -93,9 +93,8 @@ struct PulseOutputTests {
     @Test func veryShortTrackPlaysAndFinishes() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 0.03)
-        let finished = await rig.play(samples, timeout: 2)
-        #expect(finished)
-        #expect(rig.output.progress().playedFrames == samples.count)
+        let t = try #require(await rig.play(samples, timeout: 2), "finished")
+        #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
         await sleep(0.05)
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005)
@@ -105,24 +104,24 @@ struct PulseOutputTests {
     @Test func pauseSilencesAndResumeContinues() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.0)
-        rig.output.begin(format: mono22k)
-        rig.output.append(samples)
-        rig.output.end()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(samples, to: t)
+        rig.output.end(t)
         await sleep(0.3)
         let pausedAt = rig.recorder.elapsed()
-        rig.output.setPaused(true)
+        rig.output.setPaused(true, t)
         await sleep(0.05)
-        let playedEarly = rig.output.progress().playedFrames
+        let playedEarly = rig.output.progress(of: t)!.playedFrames
         await sleep(0.4)
-        let playedLate = rig.output.progress().playedFrames
+        let playedLate = rig.output.progress(of: t)!.playedFrames
         #expect(playedLate == playedEarly, "position moved while paused")
-        #expect(!rig.output.progress().isFinished)
+        #expect(!rig.output.progress(of: t)!.isFinished)
         #expect(rig.output.streamStatus().isCorked)
         let resumedAt = rig.recorder.elapsed()
-        rig.output.setPaused(false)
-        let finished = await waitFor(3) { rig.output.progress().isFinished }
+        rig.output.setPaused(false, t)
+        let finished = await waitFor(3) { rig.output.progress(of: t)!.isFinished }
         #expect(finished)
-        #expect(rig.output.progress().playedFrames == samples.count)
+        #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
         await sleep(0.05)
         let rec = rig.recorder.stop()
         let silent = rec.rms(from: pausedAt + 0.02, to: resumedAt - 0.01)
@@ -143,15 +142,14 @@ struct PulseOutputTests {
 
     @Test func cancelSilencesAndResets() async throws {
         let rig = try await Rig()
-        rig.output.begin(format: mono22k)
-        rig.output.append(tone(seconds: 2))
-        rig.output.end()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 2), to: t)
+        rig.output.end(t)
         await sleep(0.3)
-        #expect(rig.output.progress().playedFrames > 0)
+        #expect(rig.output.progress(of: t)!.playedFrames > 0)
         let cancelledAt = rig.recorder.elapsed()
-        rig.output.cancel()
-        let p = rig.output.progress()
-        #expect(p == PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: true))
+        rig.output.cancel(t)
+        #expect(rig.output.progress(of: t) == nil, "the track is gone")
         await sleep(0.3)
         #expect(rig.output.streamStatus().isCorked)
         var rec = rig.recorder.snapshot()
@@ -162,34 +160,89 @@ struct PulseOutputTests {
 
         // The same stream carries the next track from its first frame.
         let next = tone(seconds: 0.2, frequency: 660)
-        let t = rig.recorder.elapsed()
-        #expect(await rig.play(next))
-        #expect(rig.output.progress().playedFrames == next.count)
+        let nextAt = rig.recorder.elapsed()
+        let nextTrack = try #require(await rig.play(next), "finished")
+        #expect(rig.output.progress(of: nextTrack)?.playedFrames == next.count)
         await sleep(0.05)
         rec = rig.recorder.stop()
-        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: nextAt)
         #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s track after cancel")
+    }
+
+    /// Calls for a track that is no longer current (a control that arrived late) change nothing:
+    /// the next track is neither corked, nor cut, nor given the old track's audio.
+    @Test func callsForAnOldTrackAreIgnored() async throws {
+        let rig = try await Rig()
+        let old = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 2), to: old)
+        await sleep(0.1)
+        let secondAt = rig.recorder.elapsed()
+        let t = rig.output.begin(format: mono22k).id
+        let samples = tone(seconds: 0.4, frequency: 660)
+        rig.output.append(samples, to: t)
+        rig.output.end(t)
+        rig.output.setPaused(true, old)
+        rig.output.hold(old, at: 0)
+        rig.output.append(tone(seconds: 1), to: old)
+        rig.output.end(old)
+        #expect(rig.output.progress(of: old) == nil)
+        #expect(!rig.output.streamStatus().isCorked)
+        #expect(await waitFor(3) { rig.output.progress(of: t)?.isFinished == true })
+        rig.output.cancel(old)
+        let p = try #require(rig.output.progress(of: t))
+        #expect(p.appendedFrames == samples.count && p.playedFrames == samples.count)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: secondAt)
+        #expect(abs(audible - 0.4) < 0.03, "audible \(audible) s for the 0.4 s track after the old one's calls")
+    }
+
+    /// The output tells the track's progress as the server plays it (so that words are told when
+    /// heard without polling), and says nothing once the track is done.
+    @Test func progressIsToldWhilePlayingAndNeverWhenIdle() async throws {
+        let rig = try await Rig()
+        let track = rig.output.begin(format: mono22k)
+        let reader = Task {
+            var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
+            for await progress in track.progress { told.append((.now, progress)) }
+            return told
+        }
+        let samples = tone(seconds: 0.5)
+        rig.output.append(samples, to: track.id)
+        rig.output.end(track.id)
+        #expect(await waitFor(3) { rig.output.progress(of: track.id)?.isFinished == true })
+        await sleep(0.5)
+        reader.cancel()
+        let told = await reader.value
+        let finished = try #require(told.firstIndex { $0.progress.isFinished }, "the end is told")
+        #expect(told[finished].progress.playedFrames == samples.count)
+        let playing = told[..<finished]
+        let gaps = zip(playing.dropFirst(), playing).map { $0.at - $1.at }
+        print("progress told \(playing.count) times over 0.5 s of audio, largest gap \(gaps.max() ?? .zero)")
+        #expect(playing.count >= 20, "told about every 5-20 ms while playing")
+        #expect(told.count == finished + 1, "nothing told after the end: \(told[finished...].map(\.progress))")
+        #expect(zip(playing.dropFirst(), playing).allSatisfy { $0.progress.playedFrames >= $1.progress.playedFrames })
     }
 
     @Test func holdStopsAtFrameAndReleaseContinues() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.0)
         let holdFrame = 11_025
-        rig.output.begin(format: mono22k)
-        rig.output.hold(at: holdFrame)
-        rig.output.append(samples)
-        #expect(await waitFor(3) { rig.output.progress().isFinished }, "finished at hold")
-        let atHold = rig.output.progress()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.hold(t, at: holdFrame)
+        rig.output.append(samples, to: t)
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished }, "finished at hold")
+        let atHold = rig.output.progress(of: t)!
         #expect(atHold.playedFrames == holdFrame)
         #expect(rig.output.streamStatus().isCorked)
         await sleep(0.3)
-        #expect(rig.output.progress().playedFrames == holdFrame)
+        #expect(rig.output.progress(of: t)!.playedFrames == holdFrame)
         let releasedAt = rig.recorder.elapsed()
-        rig.output.hold(at: nil)
-        #expect(!rig.output.progress().isFinished)
-        rig.output.end()
-        #expect(await waitFor(3) { rig.output.progress().isFinished })
-        #expect(rig.output.progress().playedFrames == samples.count)
+        rig.output.hold(t, at: nil)
+        #expect(!rig.output.progress(of: t)!.isFinished)
+        rig.output.end(t)
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
+        #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
         await sleep(0.05)
         let rec = rig.recorder.stop()
         #expect(rec.rms(from: releasedAt - 0.25, to: releasedAt - 0.01) < 0.001, "silent while held")
@@ -201,15 +254,15 @@ struct PulseOutputTests {
 
     @Test func holdBehindWhatWasWrittenStopsPromptly() async throws {
         let rig = try await Rig()
-        rig.output.begin(format: mono22k)
-        rig.output.append(tone(seconds: 2))
-        rig.output.end()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 2), to: t)
+        rig.output.end(t)
         await sleep(0.3)
-        let here = rig.output.progress().playedFrames
+        let here = rig.output.progress(of: t)!.playedFrames
         let heldAt = rig.recorder.elapsed()
-        rig.output.hold(at: here + mono22k.frames(milliseconds: 5))  // already given to the server
-        #expect(await waitFor(1) { rig.output.progress().isFinished }, "finished at (or just past) the hold")
-        let p = rig.output.progress()
+        rig.output.hold(t, at: here + mono22k.frames(milliseconds: 5))  // already given to the server
+        #expect(await waitFor(1) { rig.output.progress(of: t)!.isFinished }, "finished at (or just past) the hold")
+        let p = rig.output.progress(of: t)!
         #expect(p.playedFrames >= here && p.playedFrames < here + mono22k.frames(milliseconds: 60))
         await sleep(0.2)
         let rec = rig.recorder.stop()
@@ -218,13 +271,13 @@ struct PulseOutputTests {
 
     @Test func idleOutputIsCorked() async throws {
         let rig = try await Rig()
-        rig.output.begin(format: mono22k)
-        rig.output.append(tone(seconds: 1))
-        rig.output.end()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 1), to: t)
+        rig.output.end(t)
         await sleep(0.2)
         #expect(try rig.server.sinkInputCorkStates() == [false])
         #expect(!rig.output.streamStatus().isCorked)
-        #expect(await waitFor(3) { rig.output.progress().isFinished })
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
         await sleep(0.05)
         #expect(rig.output.streamStatus().isCorked)
         #expect(try rig.server.sinkInputCorkStates() == [true])
@@ -237,12 +290,12 @@ struct PulseOutputTests {
     @Test func formatChangeBetweenTracks() async throws {
         let rig = try await Rig()
         let a = tone(seconds: 0.2)
-        #expect(await rig.play(a))
+        #expect(await rig.play(a) != nil)
         let stereo = AudioFormat(sampleRate: 48_000, channels: 2)
         let t = rig.recorder.elapsed()
         let b = tone(seconds: 0.2, rate: 48_000, channels: 2)
-        #expect(await rig.play(b, format: stereo))
-        #expect(rig.output.progress().playedFrames == b.count / 2)
+        let track = try #require(await rig.play(b, format: stereo), "finished")
+        #expect(rig.output.progress(of: track)?.playedFrames == b.count / 2)
         await sleep(0.05)
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
@@ -253,40 +306,40 @@ struct PulseOutputTests {
     @Test func serverRestartMidTrack() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 2)
-        rig.output.begin(format: mono22k)
-        rig.output.append(samples)
-        rig.output.end()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(samples, to: t)
+        rig.output.end(t)
         await sleep(0.3)
         rig.server.stop()
-        #expect(await waitFor(2) { !rig.output.progress().isConnected }, "disconnect noticed")
+        #expect(await waitFor(2) { !rig.output.isConnected }, "disconnect noticed")
         // Nothing hangs while the server is gone.
         let clock = ContinuousClock()
         let took = clock.measure {
             for _ in 0..<10 {
-                _ = rig.output.progress()
-                rig.output.setPaused(false)
+                _ = rig.output.progress(of: t)!
+                rig.output.setPaused(false, t)
             }
         }
         #expect(took < .milliseconds(50))
-        let down = rig.output.progress()
+        let down = rig.output.progress(of: t)!
         #expect(!down.isFinished && down.appendedFrames == samples.count)
         await sleep(0.3)
         try rig.server.start()
         let restartedAt = Date()
-        #expect(await waitFor(5) { rig.output.progress().isConnected }, "reconnected")
+        #expect(await waitFor(5) { rig.output.isConnected }, "reconnected")
         print("reconnected \(Int(Date().timeIntervalSince(restartedAt) * 1000)) ms after the server accepted again")
         let recorder = MonitorRecorder(server: rig.server.serverAddress)
         try recorder.start()
         // The rest of the track (about 1.7 s) plays on the new server.
-        #expect(await waitFor(5) { rig.output.progress().isFinished })
-        let p = rig.output.progress()
+        #expect(await waitFor(5) { rig.output.progress(of: t)!.isFinished })
+        let p = rig.output.progress(of: t)!
         #expect(p.playedFrames == samples.count)
         let rest = recorder.stop().audibleDuration(threshold: 0.1)
         #expect(rest > 1.0, "rest of the track after reconnection: \(rest) s")
 
         // And a next track plays.
         try recorder.start()
-        #expect(await rig.play(tone(seconds: 0.3)))
+        #expect(await rig.play(tone(seconds: 0.3)) != nil)
         await sleep(0.05)
         let rec = recorder.stop()
         #expect(rec.rms() > 0.1)
@@ -302,12 +355,13 @@ struct PulseOutputTests {
         }
         let o = try #require(output)
         #expect(took < .milliseconds(200))
-        o.begin(format: mono22k)
-        o.append(tone(seconds: 0.1))
-        o.end()
-        o.setPaused(true)
-        o.cancel()
-        #expect(!o.progress().isConnected)
+        let t = o.begin(format: mono22k).id
+        o.append(tone(seconds: 0.1), to: t)
+        o.end(t)
+        o.setPaused(true, t)
+        o.cancel(t)
+        #expect(o.progress(of: t) == nil, "cancelled")
+        #expect(!o.isConnected)
         do {
             try await o.waitUntilConnected(timeout: .milliseconds(400))
             Issue.record("connected to a server that does not exist")

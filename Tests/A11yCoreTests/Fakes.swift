@@ -53,8 +53,12 @@ struct FakeEngine: SpeechEngine {
 }
 
 /// An output whose playhead moves only when the test says so (`advance`), or at once (`instant`).
+/// Like a real output it tells the current track's progress whenever it changes, and ignores calls
+/// for a track that is not its current one (and logs them).
 final class FakeOutput: AudioOutput {
     struct State {
+        var track = TrackID(rawValue: 0)
+        var updates: AsyncStream<PlaybackProgress>.Continuation?
         var appended = 0
         var played = 0
         var ended = false
@@ -64,6 +68,14 @@ final class FakeOutput: AudioOutput {
         var cancels = 0
         var connected = true
         var log: [String] = []
+
+        var progress: PlaybackProgress {
+            let limit = hold ?? appended
+            return PlaybackProgress(
+                playedFrames: played, appendedFrames: appended,
+                isFinished: ended ? played >= appended : (hold != nil && played >= limit),
+                isConnected: connected)
+        }
     }
     let state: Mutex<State>
     let instant: Bool
@@ -73,42 +85,72 @@ final class FakeOutput: AudioOutput {
         state = Mutex(State())
     }
 
-    func begin(format: AudioFormat) async {
-        state.withLock { $0 = State(tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected, log: $0.log + ["begin"]) }
-    }
-    func append(_ samples: [Int16]) async {
+    /// Changes the state and tells the track's progress.
+    private func change(_ body: (inout State) -> Void) {
         state.withLock {
+            body(&$0)
+            $0.updates?.yield($0.progress)
+        }
+    }
+
+    /// Applies `body` if `track` is current, else logs the stale call.
+    private func on(_ track: TrackID, _ call: String, _ body: (inout State) -> Void) {
+        change {
+            guard $0.track == track else { return $0.log.append("ignored \(call) for \(track)") }
+            body(&$0)
+        }
+    }
+
+    func begin(format: AudioFormat) async -> PlaybackTrack {
+        let (progress, updates) = AsyncStream.makeStream(of: PlaybackProgress.self, bufferingPolicy: .bufferingNewest(1))
+        let track = state.withLock {
+            $0.updates?.finish()
+            let track = TrackID(rawValue: $0.track.rawValue + 1)
+            $0 = State(
+                track: track, updates: updates, tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected,
+                log: $0.log + ["begin"])
+            return track
+        }
+        return PlaybackTrack(id: track, progress: progress)
+    }
+    func append(_ samples: [Int16], to track: TrackID) async {
+        on(track, "append") {
             $0.appended += samples.count
             if instant && !$0.paused { $0.played = min($0.appended, $0.hold ?? .max) }
         }
     }
-    func end() async { state.withLock { $0.ended = true; $0.log.append("end") } }
-    func hold(at frame: Int?) async { state.withLock { $0.hold = frame; $0.log.append("hold \(frame.map(String.init) ?? "nil")") } }
-    func setPaused(_ paused: Bool) async {
-        state.withLock {
+    func end(_ track: TrackID) async { on(track, "end") { $0.ended = true; $0.log.append("end") } }
+    func hold(_ track: TrackID, at frame: Int?) async {
+        on(track, "hold") { $0.hold = frame; $0.log.append("hold \(frame.map(String.init) ?? "nil")") }
+    }
+    func setPaused(_ paused: Bool, _ track: TrackID) async {
+        on(track, paused ? "cork" : "uncork") {
             $0.paused = paused
             $0.log.append(paused ? "cork" : "uncork")
             if instant && !paused { $0.played = min($0.appended, $0.hold ?? .max) }
         }
     }
-    func cancel() async { state.withLock { $0.cancels += 1; $0.appended = 0; $0.played = 0; $0.log.append("cancel") } }
-    func progress() async -> PlaybackProgress {
-        state.withLock {
-            let limit = $0.hold ?? $0.appended
-            return PlaybackProgress(
-                playedFrames: $0.played, appendedFrames: $0.appended,
-                isFinished: $0.ended ? $0.played >= $0.appended : ($0.hold != nil && $0.played >= limit),
-                isConnected: $0.connected)
+    func cancel(_ track: TrackID) async {
+        on(track, "cancel") {
+            $0.cancels += 1; $0.appended = 0; $0.played = 0; $0.log.append("cancel")
+            $0.updates?.finish()
+            $0.updates = nil
         }
+    }
+    func progress(of track: TrackID) async -> PlaybackProgress? {
+        state.withLock { $0.track == track ? $0.progress : nil }
     }
 
     /// Moves the playhead, as the server would, unless paused.
     func advance(by frames: Int) {
-        state.withLock {
+        change {
             guard !$0.paused else { return }
             $0.played = min($0.played + frames, $0.hold ?? $0.appended, $0.appended)
         }
     }
+
+    /// The sound server goes away or comes back.
+    func setConnected(_ connected: Bool) { change { $0.connected = connected } }
 }
 
 /// A clock whose sleeps return at once (after letting other tasks run): no real waiting in tests.
@@ -219,8 +261,8 @@ final class ManualClock: Clock, Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
-    /// Advances in `step`s for `total`, waiting after each step until the woken task sleeps again,
-    /// so every step is one poll of a task that polls on this clock.
+    /// Advances in `step`s for `total`, waiting before each step until a task sleeps on this clock
+    /// (a deadline is armed), so that no step passes unseen.
     func run(for total: Swift.Duration, step: Swift.Duration, between: () -> Void = {}) async {
         var elapsed = Swift.Duration.zero
         while elapsed < total {
@@ -235,4 +277,76 @@ final class ManualClock: Clock, Sendable {
     func waitForSleeper() async {
         for _ in 0..<100_000 where sleeperCount == 0 { await Task.yield() }
     }
+}
+
+/// A `FakeOutput` whose `setPaused(true)` calls wait, in flight, until the test releases them:
+/// a control that is slow to reach the output, as under load.
+final class GatedOutput: AudioOutput {
+    let fake = FakeOutput(instant: false)
+    private let gate = Mutex<(held: [CheckedContinuation<Void, Never>], open: Bool)>(([], false))
+    /// When set, `progress` calls are held too (until `release`).
+    let gatesProgress = Mutex(false)
+
+    var heldCalls: Int { gate.withLock { $0.held.count } }
+
+    /// Lets every held call through, and every later one at once.
+    func release() {
+        let held = gate.withLock { state in
+            state.open = true
+            defer { state.held = [] }
+            return state.held
+        }
+        for call in held { call.resume() }
+    }
+
+    func begin(format: AudioFormat) async -> PlaybackTrack { await fake.begin(format: format) }
+    func append(_ samples: [Int16], to track: TrackID) async { await fake.append(samples, to: track) }
+    func end(_ track: TrackID) async { await fake.end(track) }
+    func hold(_ track: TrackID, at frame: Int?) async { await fake.hold(track, at: frame) }
+    func setPaused(_ paused: Bool, _ track: TrackID) async {
+        if paused { await passGate() }
+        await fake.setPaused(paused, track)
+    }
+    func cancel(_ track: TrackID) async { await fake.cancel(track) }
+    func progress(of track: TrackID) async -> PlaybackProgress? {
+        if gatesProgress.withLock({ $0 }) { await passGate() }
+        return await fake.progress(of: track)
+    }
+
+    private func passGate() async {
+        await withCheckedContinuation { call in
+            let open = gate.withLock { state in
+                if !state.open { state.held.append(call) }
+                return state.open
+            }
+            if open { call.resume() }
+        }
+    }
+}
+
+/// An engine whose audio comes when the test says: `say` yields one 100-frame word, `finish` ends.
+final class ScriptedEngine: SpeechEngine {
+    var format: AudioFormat { AudioFormat(sampleRate: 1000) }
+    private let sink = Mutex<(continuation: AsyncThrowingStream<SynthesisChunk, any Error>.Continuation?, frame: Int)>((nil, 0))
+
+    func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self)
+        sink.withLock { $0 = (continuation, 0) }
+        return stream
+    }
+
+    var isSynthesizing: Bool { sink.withLock { $0.continuation != nil } }
+
+    func say(start: Int, length: Int) {
+        sink.withLock {
+            $0.continuation?.yield(SynthesisChunk(
+                samples: [Int16](repeating: 1000, count: 100), words: [WordMark(frame: $0.frame, start: start, length: length)]))
+            $0.frame += 100
+        }
+    }
+
+    func finish() { sink.withLock { $0.continuation?.finish() } }
+
+    func voices() async -> [VoiceInfo] { [VoiceInfo(identifier: "fr", name: "French", languages: ["fr"])] }
+    func resolveVoice(language: String) async throws -> String { "fr" }
 }

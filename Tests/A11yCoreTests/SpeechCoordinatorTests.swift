@@ -3,8 +3,8 @@ import Testing
 
 /// The coordinator against a fake engine and output, with a clock that never really sleeps.
 @Suite struct SpeechCoordinatorTests {
-    /// `stallLimit`: the watchdog counts polls of the immediate clock, which spins while a test
-    /// waits; tests other than the watchdog's own keep it out of the way.
+    /// `stallLimit`: the watchdog's; tests other than the watchdog's own keep it out of the way
+    /// (on the immediate clock, whose time never moves, it cannot fire anyway).
     func makeCoordinator(
         instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100, stallLimit: Duration = .seconds(86_400)
     ) -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>) {
@@ -45,6 +45,10 @@ import Testing
         let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
+        while output.state.withLock({ $0.appended }) < 300 { await Task.yield() }
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await log.events.filter { if case .word = $0 { true } else { false } }.isEmpty, "nothing heard yet")
+        output.advance(by: 1)
         await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 0, length: 2)) }
         // Everything is synthesised at once, but nothing past the first word was heard yet.
         for _ in 0..<50 { await Task.yield() }
@@ -89,8 +93,9 @@ import Testing
         defer { pump.cancel() }
         let id = UtteranceID(rawValue: 1)
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
+        while output.state.withLock({ $0.appended }) < 300 { await Task.yield() }
         output.advance(by: 50)  // mid "un"
+        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
         #expect(await coordinator.pause(at: .word))
         while output.state.withLock({ $0.hold }) == nil { await Task.yield() }
         #expect(output.state.withLock { $0.hold } == 100, "holds at the start of 'deux'")
@@ -101,6 +106,29 @@ import Testing
         await playOut(output, log, until: 1)
         let words = await log.events.compactMap { if case .word(_, let start, _) = $0 { start } else { nil } }
         #expect(words == [0, 3, 8])
+    }
+
+    /// A word pause with no word boundary left: the item plays out, its `finished` is its last
+    /// event, and the queue's pause is told after it; `resume` then starts the next item.
+    @Test func aWordPausePastTheLastWordIsToldAsTheQueuesStateAfterFinished() async {
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
+        defer { pump.cancel() }
+        let id = UtteranceID(rawValue: 1)
+        await coordinator.post(item(1, text: "un deux"))
+        await coordinator.post(item(2, queued: true, text: "trois"))
+        while output.state.withLock({ $0.appended }) < 200 { await Task.yield() }
+        output.advance(by: 150)  // mid "deux": no word boundary left
+        await log.wait { $0.contains(.word(id, start: 3, length: 4)) }
+        #expect(await coordinator.pause(at: .word))
+        output.advance(by: 1000)
+        await log.wait { $0.contains(.queuePaused(owner: nil)) }
+        let events = await log.events
+        #expect(Array(events.suffix(2)) == [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused(owner: nil)])
+        #expect(!events.contains(.paused(id)))
+        #expect(await coordinator.status().state == .paused)
+        #expect(await coordinator.resume())
+        await playOut(output, log, until: 2)
+        #expect(await log.events.finishes().map(\.1) == [.spoken, .spoken])
     }
 
     @Test func manyPausesAndResumesNeverWedge() async {
@@ -118,6 +146,82 @@ import Testing
         #expect(await coordinator.status().state == .idle)
     }
 
+    /// A pause still on its way to the output when its item is stopped must not reach the next
+    /// item: the player is done with the output before the next item begins, and the output
+    /// ignores calls for a track that is not its current one.
+    @Test func aControlInFlightWhenItsItemIsCutNeverReachesTheNextItem() async {
+        let output = GatedOutput()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        configuration.playbackStallLimit = .seconds(86_400)
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        defer { pump.cancel() }
+
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        #expect(await coordinator.pause(at: .immediate))
+        while output.heldCalls == 0 { await Task.yield() }  // the cork is in flight
+        #expect(await coordinator.stop())
+        await coordinator.post(item(2, text: "quatre"))
+        // Give the next item every chance to begin before the stale cork lands.
+        for _ in 0..<1000 where output.fake.state.withLock({ $0.tracks }) < 2 { await Task.yield() }
+        output.release()
+
+        // Item 2 must be heard: a server that plays on is enough to finish it.
+        for _ in 0..<10_000 where await log.finishedCount() < 2 {
+            output.fake.advance(by: 1000)
+            await Task.yield()
+        }
+        #expect(await log.events.finishes().map(\.1) == [.stopped, .spoken])
+        #expect(output.fake.state.withLock { $0.paused } == false, "the next item was corked by a stale pause")
+    }
+
+    /// A word pause asked while the item is still being synthesised, then resumed, must leave no
+    /// hold behind: before, the feeder could choose a hold for the cancelled pause (it had checked
+    /// for a wanted pause before the resume, and set the hold after it), and the item then stopped
+    /// at that word forever, with the watchdog off because it looked paused.
+    @Test func aWordPauseResumedWhileSynthesisingLeavesNoHoldBehind() async {
+        let output = GatedOutput()
+        let engine = ScriptedEngine()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        configuration.playbackStallLimit = .seconds(86_400)
+        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        defer { pump.cancel() }
+        let id = UtteranceID(rawValue: 1)
+
+        await coordinator.post(item(1, text: "un deux"))
+        while !engine.isSynthesizing { await Task.yield() }
+        engine.say(start: 0, length: 2)
+        while output.fake.state.withLock({ $0.appended }) < 100 { await Task.yield() }
+        output.fake.advance(by: 50)
+        await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
+        // Asked while no word boundary is known yet: the pause waits for the next word.
+        #expect(await coordinator.pause(at: .word))
+        for _ in 0..<1000 { await Task.yield() }
+        // The next word arrives while the output is slow to answer where it is.
+        output.gatesProgress.withLock { $0 = true }
+        engine.say(start: 3, length: 4)
+        for _ in 0..<1000 where output.heldCalls < 2 { await Task.yield() }
+        #expect(await coordinator.resume())
+        for _ in 0..<1000 where !output.fake.state.withLock({ $0.log.contains("uncork") }) { await Task.yield() }
+        output.gatesProgress.withLock { $0 = false }
+        output.release()
+        // Let whatever was waiting for the output's answer act on it before the audio moves on.
+        for _ in 0..<1000 { await Task.yield() }
+        engine.finish()
+
+        for _ in 0..<10_000 where await log.finishedCount() < 1 {
+            output.fake.advance(by: 1000)
+            await Task.yield()
+        }
+        #expect(await log.events.finishes().map(\.1) == [.spoken], "\(output.fake.state.withLock { $0.log })")
+    }
+
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
         let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
         defer { pump.cancel() }
@@ -129,13 +233,13 @@ import Testing
         #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
     }
 
-    /// A coordinator on a manual clock, polling every 5 ms, giving up on a stall after 100 ms.
+    /// A coordinator on a manual clock, giving up on a stall, or on a lost server, after 100 ms.
     func makeTimedCoordinator() -> (SpeechCoordinator, FakeOutput, ManualClock, EventLog, Task<Void, Never>) {
         let output = FakeOutput(instant: false)
         let clock = ManualClock()
         var configuration = SpeechCoordinator.Configuration()
-        configuration.pollInterval = .milliseconds(5)
         configuration.playbackStallLimit = .milliseconds(100)
+        configuration.audioReconnectGrace = .milliseconds(100)
         configuration.serverBufferMilliseconds = 0
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: clock)
         let log = EventLog()
@@ -166,15 +270,22 @@ import Testing
         })
     }
 
-    @Test func aLongPauseIsNotAStall() async {
+    /// Paused, nothing ticks (no timer is armed), however long the pause; resumed, it plays on.
+    @Test func aLongPauseIsNotAStallAndMakesNoWakeUps() async {
         let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await clock.waitForSleeper()
+        #expect(clock.sleeperCount == 1, "the watchdog's deadline, while audio should move")
         #expect(await coordinator.pause(at: .immediate))
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
-        // A second paused, ten times the stall limit.
-        await clock.run(for: .seconds(1), step: .milliseconds(5))
+        // The deadline armed before the pause wakes once, finds nothing to do, and is not re-armed.
+        clock.advance(by: .milliseconds(100))
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(clock.sleeperCount == 0, "a paused item must not tick")
+        clock.advance(by: .seconds(60))
+        for _ in 0..<1000 { await Task.yield() }
         #expect(await log.finishedCount() == 0)
         #expect(await coordinator.resume())
         while output.state.withLock({ $0.paused }) { await Task.yield() }
@@ -184,6 +295,40 @@ import Testing
         }
         let events = await log.events
         #expect(events.finishes().map(\.1) == [.spoken], "\(events)")
+    }
+
+    @Test func aServerGoneLongerThanTheGraceFailsTheItem() async {
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await coordinator.post(item(2, queued: true, text: "quatre"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        output.setConnected(false)
+        await clock.run(for: .milliseconds(90), step: .milliseconds(5))
+        #expect(await log.finishedCount() == 0)
+        await clock.run(for: .milliseconds(30), step: .milliseconds(5))
+        await log.wait { $0.count(finished: 1) }
+        let events = await log.events
+        #expect(events.contains {
+            if case .finished(UtteranceID(rawValue: 1), _, .error, let message) = $0 { message?.contains("sound server") == true } else { false }
+        })
+    }
+
+    @Test func aServerBackWithinTheGraceLosesNothing() async {
+        let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
+        defer { pump.cancel() }
+        await coordinator.post(item(1, text: "un deux trois"))
+        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        output.setConnected(false)
+        await clock.run(for: .milliseconds(80), step: .milliseconds(5))
+        output.setConnected(true)
+        await clock.run(for: .milliseconds(80), step: .milliseconds(5))
+        #expect(await log.finishedCount() == 0)
+        while await log.finishedCount() < 1 {
+            output.advance(by: 50)
+            await clock.run(for: .milliseconds(5), step: .milliseconds(5))
+        }
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
     }
 
     @Test func screenChangePlaysTheEarconBeforeTheWords() async {

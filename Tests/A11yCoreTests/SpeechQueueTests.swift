@@ -161,16 +161,39 @@ import Testing
         #expect(queue.resume().effects == [.resumePlayback(UtteranceID(rawValue: 1)), .emit(.resumed(UtteranceID(rawValue: 1)))])
     }
 
+    /// The pause is then the queue's state, told after the item's `finished` (always an
+    /// utterance's last event), to the client whose item it was asked for.
     @Test func wordPauseWithNoWordLeftHoldsBeforeTheNextItem() {
         var queue = SpeechQueue()
-        _ = queue.post(item(1))
+        var first = item(1)
+        first.owner = ClientID(rawValue: 5)
+        _ = queue.post(first)
         _ = queue.post(item(2, queued: true))
         _ = queue.pause(at: .word)
         let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
-        #expect(finishes(ended).map(\.1) == [.spoken])
-        #expect(played(ended).isEmpty)
+        #expect(ended == [
+            .emit(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .spoken, message: nil)),
+            .emit(.queuePaused(owner: ClientID(rawValue: 5))),
+        ])
         #expect(queue.state == .paused)
         #expect(played(queue.resume().effects) == [2])
+    }
+
+    @Test func clientWordPauseWithNoWordLeftHoldsThatClientsItemsOnly() {
+        var queue = SpeechQueue()
+        let me = ClientID(rawValue: 5)
+        var mine = item(1)
+        mine.owner = me
+        var theirs = item(2, queued: true)
+        theirs.owner = ClientID(rawValue: 6)
+        _ = queue.post(mine)
+        _ = queue.post(theirs)
+        _ = queue.pause(.client(me), at: .word)
+        let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
+        #expect(finishes(ended).map(\.1) == [.spoken])
+        #expect(ended.contains(.emit(.queuePaused(owner: me))))
+        #expect(played(ended) == [2], "another client's item goes on")
+        #expect(!ended.contains { if case .emit(.paused) = $0 { true } else { false } }, "no event of a finished utterance")
     }
 
     @Test func pauseWhenNothingSpeaksTakesNoEffect() {

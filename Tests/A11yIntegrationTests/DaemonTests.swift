@@ -314,6 +314,28 @@ import Testing
         await daemon.shutDown()
     }
 
+    /// A word pause asked during the last word: the item is spoken to its end, `finished` is its
+    /// last event, and the pause is then told as the queue's (`paused` without an utterance); the
+    /// next item waits for `resume`.
+    @Test func s8WordPauseDuringTheLastWordHoldsTheQueueAfterFinished() async throws {
+        let daemon = try await DaemonHarness()
+        let client = try await daemon.client()
+        let id = try await client.post(.say("bonjour"))
+        let next = try await client.post(.say("ensuite", queue: true))
+        try await client.waitFor("its only word") { $0.event == "word" && $0.utterance == id }
+        try await client.send(RequestLine(.pause(.word), id: .string("pause")))
+        #expect(try await client.waitFor("pause reply") { $0.id == .string("pause") }.effective == true)
+        try await client.waitFor("the queue's pause") { $0 == .event(.queuePaused(owner: nil)) }
+        let events = await client.events(of: id).compactMap(\.event)
+        #expect(events.last == "finished" && !events.contains("paused"), "\(events)")
+        #expect(try await client.finished(id).reason == .spoken)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await client.events(of: next).isEmpty, "the next item waits for resume")
+        try await client.send(RequestLine(.resume))
+        #expect(try await client.finished(next).reason == .spoken)
+        await daemon.shutDown()
+    }
+
     func wordStarts(_ text: String) -> [Int] {
         var starts: [Int] = []
         var previousWasSpace = true

@@ -58,6 +58,15 @@ import Testing
         #expect(decode("garbage").failureID == nil)
     }
 
+    /// The queue's own pause is `paused` without an utterance, and reads back as such.
+    @Test func theQueuesPauseIsPausedWithoutAnUtterance() throws {
+        let line = LineCodec.encodeString(ServerMessage.event(.queuePaused(owner: ClientID(rawValue: 2))))
+        #expect(line == #"{"event":"paused"}"#)
+        #expect(try LineCodec.decodeMessage(Array(line.utf8)) == .event(.queuePaused(owner: nil)))
+        let utterance = LineCodec.encodeString(ServerMessage.event(.paused(UtteranceID(rawValue: 4))))
+        #expect(try LineCodec.decodeMessage(Array(utterance.utf8)) == .event(.paused(UtteranceID(rawValue: 4))))
+    }
+
     @Test func eventsEncodeWithTheirEventKey() throws {
         let line = LineCodec.encodeString(ServerMessage.event(.finished(UtteranceID(rawValue: 3), text: "é", reason: .interrupted, message: "m")))
         let decoded = try LineCodec.decodeMessage(Array(line.utf8))

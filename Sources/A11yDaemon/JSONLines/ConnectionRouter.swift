@@ -77,8 +77,8 @@ actor ConnectionRouter {
         for (client, connection) in connections where connection.isSubscribed && client != delivery.owner {
             send(message, to: client)
         }
-        if case .finished = delivery.event {
-            connections[delivery.owner]?.outstanding.remove(delivery.event.utterance)
+        if case .finished(let id, _, _, _) = delivery.event {
+            connections[delivery.owner]?.outstanding.remove(id)
             closeIfDone(delivery.owner)
         }
     }

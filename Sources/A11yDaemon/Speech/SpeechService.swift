@@ -185,9 +185,14 @@ final class EventFanOut: Sendable {
 
     func deliver(_ event: SpeechEvent) {
         let (owner, subscribers) = state.withLock { state in
-            let owner = state.owners[event.utterance]
-            if case .finished = event { state.owners.removeValue(forKey: event.utterance) }
-            return (owner, state.subscribers)
+            switch event {
+            case .queuePaused(let owner):
+                return (owner, state.subscribers)
+            case .finished(let id, _, _, _):
+                return (state.owners.removeValue(forKey: id), state.subscribers)
+            default:
+                return (event.utterance.flatMap { state.owners[$0] }, state.subscribers)
+            }
         }
         // Every item is posted by a client; an owner is always known.
         guard let owner else { return }

@@ -13,6 +13,7 @@ struct SSIPConnection: Sendable {
         await router.beginAnswer(client)
         var actions = session.receive(frame)
         var keepOpen = true
+        var queuedMessage = false
         while !actions.isEmpty {
             let action = actions.removeFirst()
             let next: [SSIPSession.Action]
@@ -22,6 +23,7 @@ struct SSIPConnection: Sendable {
                 next = []
             case .speak(let request, let notifications):
                 next = await speak(request, notifications: notifications, session: &session)
+                queuedMessage = true
             case .control(let control, let scope, let reply):
                 switch control {
                 case .stop, .cancel: _ = await speech.stop(scope)
@@ -45,7 +47,7 @@ struct SSIPConnection: Sendable {
             }
             actions = next + actions
         }
-        await router.endAnswer(client)
+        await router.endAnswer(client, queuedMessage: queuedMessage)
         return keepOpen
     }
 

@@ -28,16 +28,20 @@ actor SSIPRouter {
         var messages: [UtteranceID: Message] = [:]
         var isAnswering = false
         var heldEvents: [SSIPReply] = []
+        /// Counts answers, so that a timed release meant for one cannot end a later one.
+        var hold: UInt64 = 0
         /// Changes other connections made, applied before its next line.
         var changes: [SSIPSettingChange] = []
     }
 
     private let limits: Outbox<SSIPReply>.Limits
+    private let eventsHeldAfterQueued: Duration
     private let logger: Logger
     private var connections: [ClientID: Connection] = [:]
 
-    init(limits: Outbox<SSIPReply>.Limits, logger: Logger) {
+    init(limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero, logger: Logger) {
         self.limits = limits
+        self.eventsHeldAfterQueued = eventsHeldAfterQueued
         self.logger = logger
     }
 
@@ -62,16 +66,38 @@ actor SSIPRouter {
 
     func beginAnswer(_ client: ClientID) {
         connections[client]?.isAnswering = true
+        connections[client]?.hold &+= 1
     }
 
-    /// The reply is written: the events that waited for it follow.
-    func endAnswer(_ client: ClientID) {
+    /// The reply is written: the events that waited for it follow, at once or, after a reply that
+    /// queued a message, once `eventsHeldAfterQueued` has passed or the client's next command is
+    /// answered, whichever comes first.
+    ///
+    /// Why wait: python3-speechd (and so Orca) registers a message's callbacks only after it has
+    /// read its `225`, and silently drops events that come before (its own TODO says so). a11yd's
+    /// first sound, and so BEGIN, can follow the `225` within 3 ms, where speech-dispatcher's come
+    /// about 20 ms later. A client's next command shows it is done with the previous reply, so it
+    /// releases the events at once.
+    func endAnswer(_ client: ClientID, queuedMessage: Bool = false) {
         guard var connection = connections[client] else { return }
+        if queuedMessage, eventsHeldAfterQueued > .zero {
+            let hold = connection.hold
+            Task {
+                try? await Task.sleep(for: eventsHeldAfterQueued)
+                self.release(client, hold: hold)
+            }
+            return
+        }
         connection.isAnswering = false
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection
         for event in held { send(event, to: client) }
+    }
+
+    private func release(_ client: ClientID, hold: UInt64) {
+        guard connections[client]?.hold == hold else { return }
+        endAnswer(client)
     }
 
     /// A message the client is about to queue, with the events it wants for it.
@@ -133,12 +159,14 @@ actor SSIPRouter {
 
     /// Ends the connection's outbox: what is queued is still written, then it closes.
     func close(_ client: ClientID) {
-        connections.removeValue(forKey: client)?.outbox.finish()
+        guard let connection = connections.removeValue(forKey: client) else { return }
+        // Events held behind an answer are still the client's: they go before the end.
+        for event in connection.heldEvents { _ = connection.outbox.push(event) }
+        connection.outbox.finish()
     }
 
     /// Closes every connection once what was queued for it is written (shutdown).
     func closeAll() {
-        for connection in connections.values { connection.outbox.finish() }
-        connections.removeAll()
+        for client in connections.keys { close(client) }
     }
 }

@@ -23,6 +23,10 @@ public final class SSIPServer: Service, Sendable {
         /// What may wait for a client that does not read: index marks are dropped past the first
         /// limit, and the client is cut off past the second.
         public var outboxLimits = Outbox<SSIPReply>.Limits()
+        /// How long a queued message's first events wait after its `225`, unless the client's next
+        /// command comes first: python3-speechd drops events it gets before it has registered the
+        /// message's callbacks (`SSIPRouter.endAnswer`).
+        public var eventsHeldAfterQueued: Duration = .milliseconds(30)
         /// What `GET LANGUAGE` says before a client sets one.
         public var defaultLanguage = "en"
 
@@ -49,7 +53,8 @@ public final class SSIPServer: Service, Sendable {
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
         self.events = speech.events()
-        self.router = SSIPRouter(limits: configuration.outboxLimits, logger: logger)
+        self.router = SSIPRouter(
+            limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued, logger: logger)
         self.logger = logger
     }
 

@@ -134,6 +134,36 @@ import Testing
         }
     }
 
+    @Test func aQueuedMessagesEventsWaitUntilTheClientsNextCommand() async throws {
+        // As python3-speechd needs: it registers a message's callbacks only after reading its 225.
+        var configuration = SSIPServer.Configuration()
+        configuration.eventsHeldAfterQueued = .seconds(30)
+        try await withServer(speech: FakeSpeech(eventDelay: .zero), configuration: configuration) { path, _, _ in
+            let client = try RawSSIPClient(path: path)
+            _ = try client.exchange("SET self NOTIFICATION all on")
+            _ = try client.exchange("SPEAK")
+            #expect(try client.exchange("bonjour\r\n.").hasSuffix("225 OK MESSAGE QUEUED\r\n"))
+            // The message has begun and ended meanwhile; its events come after the next reply.
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try client.exchange("GET RATE") == "251-0\r\n251 OK GET RETURNED\r\n")
+            #expect(try client.readReply().hasSuffix("701 BEGIN\r\n"))
+            #expect(try client.readReply().hasSuffix("702 END\r\n"))
+        }
+    }
+
+    @Test func heldEventsAreReleasedAfterTheHoldWithoutAnotherCommand() async throws {
+        var configuration = SSIPServer.Configuration()
+        configuration.eventsHeldAfterQueued = .milliseconds(50)
+        try await withServer(speech: FakeSpeech(eventDelay: .zero), configuration: configuration) { path, _, _ in
+            let client = try RawSSIPClient(path: path)
+            _ = try client.exchange("SET self NOTIFICATION all on")
+            _ = try client.exchange("SPEAK")
+            #expect(try client.exchange("bonjour\r\n.").hasSuffix("225 OK MESSAGE QUEUED\r\n"))
+            #expect(try client.readReply().hasSuffix("701 BEGIN\r\n"))
+            #expect(try client.readReply().hasSuffix("702 END\r\n"))
+        }
+    }
+
     @Test func aLateReaderLosesIndexMarksFirstAndIsCutOffAtTheLimit() async throws {
         let router = SSIPRouter(limits: .init(shedProgressAfter: 2, cutOffAfter: 4), logger: Logger(label: "test"))
         let client = ClientID.next()

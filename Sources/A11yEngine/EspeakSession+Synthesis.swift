@@ -23,9 +23,9 @@ extension EspeakSession {
                     try selectVoice(segment.voice)
                     let options = segment.options
                     setParameters(
-                        rate: Int((Double(request.rate) * options.rateScale).rounded()),
-                        pitch: Int((Double(request.pitch) * options.pitchScale).rounded()),
-                        volume: Int((Double(request.volume) * options.volumeScale).rounded()))
+                        rate: Self.scaled(request.rate, by: options.rateScale, within: 80...1000),
+                        pitch: Self.scaled(request.pitch, by: options.pitchScale, within: 0...100),
+                        volume: Self.scaled(request.volume, by: options.volumeScale, within: 0...200))
                     setPunctuation(options.punctuation)
                     if options.pauseBeforeMilliseconds > 0 {
                         context.emitSilence(frames: sampleRate * min(options.pauseBeforeMilliseconds, 60_000) / 1000)
@@ -77,6 +77,15 @@ extension EspeakSession {
 }
 
 extension EspeakSession {
+    /// `value × scale`, rounded and clamped to `range` while still a Double, so that no setting
+    /// (huge, negative) and no scale (infinite, NaN) can trap on its way to an Int; a NaN product
+    /// keeps the unscaled value.
+    static func scaled(_ value: Int, by scale: Double, within range: ClosedRange<Int>) -> Int {
+        let product = Double(value) * scale
+        guard !product.isNaN else { return min(max(value, range.lowerBound), range.upperBound) }
+        return Int(min(max(product, Double(range.lowerBound)), Double(range.upperBound)).rounded())
+    }
+
     func setPunctuation(_ all: Bool) {
         espeak_SetParameter(espeakPUNCTUATION, Int32(all ? espeakPUNCT_ALL.rawValue : espeakPUNCT_NONE.rawValue), 0)
     }

@@ -44,7 +44,7 @@ extension EspeakSession {
                         flags |= UInt32(espeakSSML)
                     case .text(let text):
                         // Plain UTF-8 only: no SSML, no phoneme input, so markup is read literally.
-                        input = text
+                        (input, positionMap) = Self.breakingLongWords(text)
                     case .phonemes(let mnemonics):
                         input = "[[" + mnemonics + "]]"
                         flags |= UInt32(espeakPHONEMES)
@@ -88,6 +88,40 @@ extension EspeakSession {
 
     func setPunctuation(_ all: Bool) {
         espeak_SetParameter(espeakPUNCTUATION, Int32(all ? espeakPUNCT_ALL.rawValue : espeakPUNCT_NONE.rawValue), 0)
+    }
+
+    /// The most UTF-8 bytes eSpeak is given without a space: no word of any language comes near it.
+    static let maximumWordBytes = 100
+
+    /// `text` with a space inserted into every run without whitespace each `maximumWordBytes` bytes,
+    /// and, when one was, for each code point of the result the offset in `text` it stands for.
+    ///
+    /// eSpeak-NG 1.51 writes past a stack buffer on a word of more than about 160 bytes after some
+    /// contexts ("a.b. " then 165 letters, in every voice: "stack smashing detected" and the process
+    /// aborts; upstream limits word lengths since 1.52). In process, that would be a dead daemon.
+    static func breakingLongWords(_ text: String) -> (input: String, positionMap: [Int]?) {
+        guard text.utf8.count > maximumWordBytes else { return (text, nil) }
+        var input = String.UnicodeScalarView()
+        var map: [Int] = []
+        var run = 0
+        var broken = false
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            if scalar.properties.isWhitespace {
+                run = 0
+            } else {
+                let size = UTF8.width(scalar)
+                if run + size > maximumWordBytes {
+                    input.append(" ")
+                    map.append(offset)
+                    run = 0
+                    broken = true
+                }
+                run += size
+            }
+            input.append(scalar)
+            map.append(offset)
+        }
+        return broken ? (String(input), map) : (text, nil)
     }
 
     /// `text` inside `<speak><say-as interpret-as="characters">…</say-as></speak>`, each of `<`, `>`,

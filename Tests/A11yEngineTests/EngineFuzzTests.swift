@@ -19,5 +19,18 @@ extension EngineTests {
             // Volume 0: silence, which the engine trims away; what matters is that it ends.
             _ = try await render(engine, Utterance(segments: [segment("bonjour", voice: "fr"), wild], rate: .min, pitch: .max, volume: .min))
         }
+
+        /// fuzz-render: "A.B.C. et" and 188 letters aborted the process inside libespeak-ng 1.51
+        /// ("stack smashing detected"; any voice, any settings: "a.b. " then a word of 165 bytes).
+        @Test func aVeryLongWordAfterAnAbbreviationIsSpokenNotFatal() async throws {
+            let engine = try makeEngine()
+            let text = "A.B. " + String(repeating: "a", count: 300) + " fin " + String(repeating: "é", count: 90)
+            let rendered = try await render(engine, Utterance(segments: [segment(text, voice: "en")], rate: 175, pitch: 50, volume: 100))
+            #expect(rendered.rms > 1000)
+            let length = text.unicodeScalars.count
+            #expect(rendered.words.allSatisfy { $0.start >= 0 && $0.start + $0.length <= length })
+            #expect(rendered.words.contains { $0.start == 306 && $0.length == 3 }, "'fin' keeps its place in the client's text")
+            #expect(rendered.words.contains { $0.start == 105 }, "the long word is read in pieces, each where it stands")
+        }
     }
 }

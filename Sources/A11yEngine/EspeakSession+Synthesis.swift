@@ -38,13 +38,13 @@ extension EspeakSession {
                         // Spelled through eSpeak's SSML reader with every character escaped: the
                         // client's text is still never read as markup. Positions map back through
                         // `positionMap` (eSpeak counts the markup).
-                        let spelled = Self.spellOutInput(text)
+                        let spelled = Self.spellOutInput(Self.replacingBengaliDigits(text))
                         input = spelled.input
                         positionMap = spelled.positionMap
                         flags |= UInt32(espeakSSML)
                     case .text(let text):
                         // Plain UTF-8 only: no SSML, no phoneme input, so markup is read literally.
-                        (input, positionMap) = Self.breakingLongWords(text)
+                        (input, positionMap) = Self.breakingLongWords(Self.replacingBengaliDigits(text))
                     case .phonemes(let mnemonics):
                         input = "[[" + mnemonics + "]]"
                         flags |= UInt32(espeakPHONEMES)
@@ -88,6 +88,26 @@ extension EspeakSession {
 
     func setPunctuation(_ all: Bool) {
         espeak_SetParameter(espeakPUNCTUATION, Int32(all ? espeakPUNCT_ALL.rawValue : espeakPUNCT_NONE.rawValue), 0)
+    }
+
+    /// `text` with each Bengali digit (U+09E6…U+09EF) replaced by the ASCII digit of the same value,
+    /// which every voice reads as the same number in its own language. One scalar for one, so
+    /// positions are unchanged.
+    ///
+    /// libespeak-ng 1.51 reads freed memory when it speaks a Bengali digit, in every voice (a
+    /// heap-use-after-free under AddressSanitizer; found by fuzz-render). The other scripts' digits
+    /// tried (Devanagari, Arabic-Indic, Thai, Lao, Myanmar, NKo, fullwidth) are read safely.
+    static func replacingBengaliDigits(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { (0x09E6...0x09EF).contains($0.value) }) else { return text }
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if (0x09E6...0x09EF).contains(scalar.value), let digit = Unicode.Scalar(scalar.value - 0x09E6 + 0x30) {
+                result.append(digit)
+            } else {
+                result.append(scalar)
+            }
+        }
+        return String(result)
     }
 
     /// The most UTF-8 bytes eSpeak is given without a space: no word of any language comes near it.

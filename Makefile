@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation clean install uninstall
+.PHONY: all deps build run test bench bench-pronunciation clean install uninstall fuzz asan tsan
 
 all: build
 
@@ -46,6 +46,33 @@ bench:
 bench-pronunciation: deps
 	$(SWIFT) build --product a11y-pronounce-bench
 	.build/debug/a11y-pronounce-bench bench/pronunciation/data
+
+# libFuzzer on every parser and on the engine path (docs/fuzzing.md): Fuzz/ is its own package,
+# built with -sanitize=fuzzer,address; each target runs FUZZ_SECONDS on Fuzz/corpus/NAME and fails
+# on a crash or broken invariant, leaving the input in Fuzz/artifacts/. FUZZ_TARGETS picks some.
+FUZZ_SECONDS ?= 240
+FUZZ_TARGETS ?= lines ssml ipa ssip render
+fuzz: deps
+	@# lld: gold crashes ("internal error in format_file_lineno") linking libFuzzer's driver here.
+	$(SWIFT) build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -g \
+		-Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
+	@# New seeds from the docs and tests (the committed corpus is enough without python3).
+	if command -v python3 >/dev/null; then python3 Fuzz/seeds.py; fi
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
+
+# The test suite under AddressSanitizer / ThreadSanitizer, each in its own build folder.
+# SANITIZE_TESTS picks the suites (default: the unit and engine/audio suites; docs/fuzzing.md says
+# why the daemon-process suites are left out).
+SANITIZE_TESTS ?= A11yCoreTests|A11yPronunciationTests|A11ySSIPTests|A11yEngineTests|A11yAudioTests
+asan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address
+	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
+		$(SWIFT) test --skip-build --scratch-path .build-asan --no-parallel --filter '$(SANITIZE_TESTS)'
+
+tsan: deps
+	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
+	SWIFT_BACKTRACE=enable=no TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" \
+		$(SWIFT) test --skip-build --scratch-path .build-tsan --no-parallel --filter '$(SANITIZE_TESTS)'
 
 clean:
 	rm -rf .build

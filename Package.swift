@@ -8,6 +8,11 @@ let package = Package(
         .executable(name: "a11yd", targets: ["a11yd"]),
         .executable(name: "a11ysay", targets: ["a11ysay"]),
         .library(name: "A11yCore", targets: ["A11yCore"]),
+        // For the fuzzers (Fuzz/, its own package): the parsers and the engine they drive.
+        .library(name: "A11yProtocol", targets: ["A11yProtocol"]),
+        .library(name: "A11yPronunciation", targets: ["A11yPronunciation"]),
+        .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
+        .library(name: "A11yEngine", targets: ["A11yEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

@@ -23,9 +23,9 @@ extension EspeakSession {
                     try selectVoice(segment.voice)
                     let options = segment.options
                     setParameters(
-                        rate: Int((Double(request.rate) * options.rateScale).rounded()),
-                        pitch: Int((Double(request.pitch) * options.pitchScale).rounded()),
-                        volume: Int((Double(request.volume) * options.volumeScale).rounded()))
+                        rate: Self.scaled(request.rate, by: options.rateScale, within: 80...1000),
+                        pitch: Self.scaled(request.pitch, by: options.pitchScale, within: 0...100),
+                        volume: Self.scaled(request.volume, by: options.volumeScale, within: 0...200))
                     setPunctuation(options.punctuation)
                     if options.pauseBeforeMilliseconds > 0 {
                         context.emitSilence(frames: sampleRate * min(options.pauseBeforeMilliseconds, 60_000) / 1000)
@@ -38,13 +38,13 @@ extension EspeakSession {
                         // Spelled through eSpeak's SSML reader with every character escaped: the
                         // client's text is still never read as markup. Positions map back through
                         // `positionMap` (eSpeak counts the markup).
-                        let spelled = Self.spellOutInput(text)
+                        let spelled = Self.spellOutInput(Self.replacingBengaliDigits(text))
                         input = spelled.input
                         positionMap = spelled.positionMap
                         flags |= UInt32(espeakSSML)
                     case .text(let text):
                         // Plain UTF-8 only: no SSML, no phoneme input, so markup is read literally.
-                        input = text
+                        (input, positionMap) = Self.breakingLongWords(Self.replacingBengaliDigits(text))
                     case .phonemes(let mnemonics):
                         input = "[[" + mnemonics + "]]"
                         flags |= UInt32(espeakPHONEMES)
@@ -77,8 +77,71 @@ extension EspeakSession {
 }
 
 extension EspeakSession {
+    /// `value × scale`, rounded and clamped to `range` while still a Double, so that no setting
+    /// (huge, negative) and no scale (infinite, NaN) can trap on its way to an Int; a NaN product
+    /// keeps the unscaled value.
+    static func scaled(_ value: Int, by scale: Double, within range: ClosedRange<Int>) -> Int {
+        let product = Double(value) * scale
+        guard !product.isNaN else { return min(max(value, range.lowerBound), range.upperBound) }
+        return Int(min(max(product, Double(range.lowerBound)), Double(range.upperBound)).rounded())
+    }
+
     func setPunctuation(_ all: Bool) {
         espeak_SetParameter(espeakPUNCTUATION, Int32(all ? espeakPUNCT_ALL.rawValue : espeakPUNCT_NONE.rawValue), 0)
+    }
+
+    /// `text` with each Bengali digit (U+09E6…U+09EF) replaced by the ASCII digit of the same value,
+    /// which every voice reads as the same number in its own language. One scalar for one, so
+    /// positions are unchanged.
+    ///
+    /// libespeak-ng 1.51 reads freed memory when it speaks a Bengali digit, in every voice (a
+    /// heap-use-after-free under AddressSanitizer; found by fuzz-render). The other scripts' digits
+    /// tried (Devanagari, Arabic-Indic, Thai, Lao, Myanmar, NKo, fullwidth) are read safely.
+    static func replacingBengaliDigits(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { (0x09E6...0x09EF).contains($0.value) }) else { return text }
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if (0x09E6...0x09EF).contains(scalar.value), let digit = Unicode.Scalar(scalar.value - 0x09E6 + 0x30) {
+                result.append(digit)
+            } else {
+                result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
+    /// The most UTF-8 bytes eSpeak is given without a space: no word of any language comes near it.
+    static let maximumWordBytes = 100
+
+    /// `text` with a space inserted into every run without whitespace each `maximumWordBytes` bytes,
+    /// and, when one was, for each code point of the result the offset in `text` it stands for.
+    ///
+    /// eSpeak-NG 1.51 writes past a stack buffer on a word of more than about 160 bytes after some
+    /// contexts ("a.b. " then 165 letters, in every voice: "stack smashing detected" and the process
+    /// aborts; upstream limits word lengths since 1.52). In process, that would be a dead daemon.
+    static func breakingLongWords(_ text: String) -> (input: String, positionMap: [Int]?) {
+        guard text.utf8.count > maximumWordBytes else { return (text, nil) }
+        var input = String.UnicodeScalarView()
+        var map: [Int] = []
+        var run = 0
+        var broken = false
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            if scalar.properties.isWhitespace {
+                run = 0
+            } else {
+                let size = UTF8.width(scalar)
+                if run + size > maximumWordBytes {
+                    input.append(" ")
+                    map.append(offset)
+                    run = 0
+                    broken = true
+                }
+                run += size
+            }
+            input.append(scalar)
+            map.append(offset)
+        }
+        return broken ? (String(input), map) : (text, nil)
     }
 
     /// `text` inside `<speak><say-as interpret-as="characters">…</say-as></speak>`, each of `<`, `>`,

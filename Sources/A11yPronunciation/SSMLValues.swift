@@ -66,7 +66,8 @@ enum SSMLValues {
         }
         if property == .volume, v.lowercased().hasSuffix("db") {
             guard let number = decimal(v.dropLast(2).drop { $0 == "+" }) else { throw refuse("not a number of dB") }
-            return pow10(number / 20)
+            // Far past what `clamp` keeps (±6 dB), and finite: +1e11 dB was infinite, and silent × ∞ a NaN.
+            return pow10(min(max(number, -200), 200) / 20)
         }
         if property == .rate, !signed, let number = decimal(Substring(v)), number >= 0 { return number }
         if v.lowercased().hasSuffix("hz") || v.hasSuffix("st") {

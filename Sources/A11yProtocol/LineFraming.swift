@@ -1,11 +1,12 @@
 import NIOCore
 
-/// The complete lines one read brought, in order: handed on together only to save a hop per
-/// line. Each line is still its own request (docs/protocol.md: only `batch` groups posts).
+/// The complete lines one read brought, in order, up to an overlong line: handed on together only
+/// to save a hop per line. Each line is still its own request (docs/protocol.md: only `batch`
+/// groups posts).
 public struct LineBatch: Sendable {
     /// Each line without its newline.
     public var lines: [ByteBuffer]
-    /// A line longer than the limit was skipped (after the lines above, before any later ones).
+    /// A line longer than the limit was skipped after the lines above; later lines are in the next batch.
     public var skippedOverlongLine: Bool
 
     public init(lines: [ByteBuffer], skippedOverlongLine: Bool = false) {
@@ -32,14 +33,30 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        var batch = LineBatch(lines: [], skippedOverlongLine: false)
-        while let line = nextLine(&buffer, skipped: &batch.skippedOverlongLine) {
-            batch.lines.append(line)
-        }
-        if !batch.lines.isEmpty || batch.skippedOverlongLine {
+        for batch in batches(from: &buffer) {
             context.fireChannelRead(wrapInboundOut(batch))
         }
         return .needMoreData
+    }
+
+    /// The batches the complete lines in `buffer` make, consuming them. A batch ends at an overlong
+    /// line, so that the line's refusal keeps its place among the replies and each overlong line is
+    /// reported once, however the bytes were split into reads.
+    public mutating func batches(from buffer: inout ByteBuffer) -> [LineBatch] {
+        var batches: [LineBatch] = []
+        var batch = LineBatch(lines: [], skippedOverlongLine: false)
+        while let frame = nextFrame(&buffer) {
+            switch frame {
+            case .line(let line):
+                batch.lines.append(line)
+            case .skipped:
+                batch.skippedOverlongLine = true
+                batches.append(batch)
+                batch = LineBatch(lines: [], skippedOverlongLine: false)
+            }
+        }
+        if !batch.lines.isEmpty { batches.append(batch) }
+        return batches
     }
 
     public mutating func decodeLast(
@@ -54,34 +71,41 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    /// The next complete line, dropping overlong ones; nil when more bytes are needed.
-    private mutating func nextLine(_ buffer: inout ByteBuffer, skipped: inout Bool) -> ByteBuffer? {
+    private enum Frame {
+        case line(ByteBuffer)
+        /// An overlong line began here (its bytes are dropped up to its newline).
+        case skipped
+    }
+
+    /// The next complete line, or the start of an overlong one; nil when more bytes are needed.
+    private mutating func nextFrame(_ buffer: inout ByteBuffer) -> Frame? {
         let newline = UInt8(ascii: "\n")
         while true {
             let view = buffer.readableBytesView
             let from = view.startIndex + min(searched, view.count)
             guard let end = view[from...].firstIndex(of: newline) else {
-                if discarding || view.count > maximumLength {
-                    if !discarding { skipped = true }
+                let starts = !discarding && view.count > maximumLength
+                if discarding || starts {
                     discarding = true
                     buffer.moveReaderIndex(forwardBy: view.count)
                     searched = 0
                 } else {
                     searched = view.count
                 }
-                return nil
+                return starts ? .skipped : nil
             }
             let length = end - view.startIndex
             searched = 0
             if discarding || length > maximumLength {
-                if !discarding { skipped = true }
+                let starts = !discarding
                 discarding = false
                 buffer.moveReaderIndex(forwardBy: length + 1)
+                if starts { return .skipped }
                 continue
             }
-            let line = buffer.readSlice(length: length)
+            guard let line = buffer.readSlice(length: length) else { return nil }
             buffer.moveReaderIndex(forwardBy: 1)
-            return line
+            return .line(line)
         }
     }
 }

@@ -5,7 +5,7 @@ import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
 import A11ySSIP
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import UnixSignals

@@ -36,8 +36,6 @@ actor SSIPRouter {
         self.outboxLimit = outboxLimit
     }
 
-    var connectionCount: Int { connections.count }
-
     /// A new connection; what is to be written to it comes out of the returned stream, in order,
     /// and the stream ends when the connection is to close.
     func register(_ client: ClientID) -> AsyncStream<SSIPReply> {

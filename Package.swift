@@ -88,6 +88,12 @@ let package = Package(
                 "A11yDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // The standard library and FoundationEssentials linked in: less resident than the shared
+            // Swift libraries, which no other program on a desktop maps (issue 11).
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib"]),
+                .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
             ]
         ),
         .executableTarget(

@@ -11,7 +11,7 @@ import Glibc
 /// What the idle daemon costs the machine (issue 11): the libraries it maps, the wake-ups it makes.
 /// The memory itself is measured by `make bench`, not asserted.
 @Suite(.serialized) struct DaemonFootprintTests {
-    @Test func a11ydLinksNeitherFoundationNorICU() async throws {
+    @Test func a11ydLinksNeitherFoundationNorICUNorTheSharedSwiftLibraries() async throws {
         let result = try await run("/usr/bin/ldd", [Binaries.daemon], environment: ["PATH": "/usr/bin:/bin"])
         #expect(result.status == 0, "\(result.stderr)")
         let libraries = result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -19,6 +19,7 @@ import Glibc
         for banned in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
             #expect(!libraries.contains { $0.hasPrefix(banned) }, "a11yd links \(banned): \(libraries)")
         }
+        #expect(!libraries.contains { $0.hasPrefix("libswift") }, "the standard library is linked in: \(libraries)")
     }
 
     /// An idle daemon sleeps: nothing of its own wakes it, with idle exit off or armed. What remains

@@ -287,21 +287,30 @@ def comm(pid):
 
 
 def memory(pid):
+    """kB from /proc/PID/smaps_rollup: Rss, Pss (shared pages divided among the processes mapping them),
+    RssAnon (its Anonymous: heap, stacks, dirty data), Private (Private_Clean + Private_Dirty: what ending
+    the process gives back); VmHWM (peak RSS) and Threads from /proc/PID/status."""
     values = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
+            if key in ("VmHWM", "Threads"):
                 values[key] = int(rest.split()[0])
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
+            rollup = {}
             for line in f:
                 key, _, rest = line.partition(":")
-                if key in ("Pss", "Pss_Anon", "Pss_File"):
-                    values[key] = int(rest.split()[0])
+                fields = rest.split()
+                if fields and fields[0].isdigit():
+                    rollup[key] = int(fields[0])
+        values["Rss"] = rollup.get("Rss")
+        values["Pss"] = rollup.get("Pss")
+        values["RssAnon"] = rollup.get("Anonymous")
+        values["Private"] = rollup.get("Private_Clean", 0) + rollup.get("Private_Dirty", 0)
     except OSError:
         pass
-    return values  # kB, Threads as a count
+    return values
 
 
 def cpu(pid):
@@ -637,6 +646,36 @@ class Bench:
         self.results["pause"] = {k: {"values": v, **stats(v)} for k, v in paused.items()}
         self.results["resume"] = {k: {"values": v, **stats(v)} for k, v in resumed.items()}
 
+    # -- many posts (memory load) ------------------------------------------------------------
+    def post_many(self, total=10_000, batch=100):
+        """`total` short posts over one connection to each daemon, in batches of `batch` queued items each
+        ended by a stop (so that it is quick: the first of a batch starts, the rest wait, all end
+        `stopped`); done when every post has its `finished` (a11yd) or its reply (SSIP), then 1 s of rest."""
+        t0 = now()
+        a11y = A11ydClient(self.a.a11yd_socket)
+        for start in range(0, total, batch):
+            lines = [json.dumps({"op": "post", "text": f"message {k + 1}", "lang": "fr", "queue": True}) + "\n"
+                     for k in range(start, min(total, start + batch))]
+            a11y.sock.sendall("".join(lines).encode() + b'{"op":"stop"}\n')
+        deadline = now() + 120
+        while len(a11y.finished) < total and now() < deadline:
+            time.sleep(0.05)
+        a11y_done = len(a11y.finished)
+        a11y.close()
+        a11y_seconds = now() - t0
+        t0 = now()
+        ssip = SSIPClient(self.a.speechd_socket, "bench-posts")
+        for start in range(0, total, batch):
+            for k in range(start, min(total, start + batch)):
+                ssip.speak(f"message {k + 1}")
+            ssip.command("CANCEL all")
+        ssip.close()
+        time.sleep(1)
+        self.results["notes"].append(
+            f"{total} posts over one connection (batches of {batch} queued posts, each batch then stopped): "
+            f"a11yd {a11y_done}/{total} finished in {a11y_seconds:.1f} s; "
+            f"speech-dispatcher (SSIP SPEAK, CANCEL all) in {now() - t0:.1f} s")
+
     # -- many utterances (memory load) -------------------------------------------------------
     def speak_many(self):
         a11y = A11ydClient(self.a.a11yd_socket)
@@ -680,25 +719,27 @@ class Bench:
         self.results["load_before"] = open("/proc/loadavg").read().split()[:3]
         self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
         time.sleep(1)
-        self.snapshot_memory("after start")
+        self.snapshot_memory("idle after start")
         self.idle("fresh (before any speech, no recorder)")
         self.rec = Recorder()
         if not self.rec.wait_flowing(2.5):
             raise SystemExit("bench: the monitor recording does not flow")
         log("recorder flowing")
         self.speak_many()
-        self.snapshot_memory(f"after {self.a.utterances} utterances")
+        self.snapshot_memory(f"idle after speaking {self.a.utterances} utterances")
         self.first_sound()
         self.interrupt()
         self.stop()
         self.controls()
         self.rec.close()
         self.rec = None
-        self.snapshot_memory("at the end")
         time.sleep(2)
         self.idle("after speech (recorder stopped)")
         self.throughput()
         self.cli_startup()
+        # Last: speech-dispatcher may not recover from it (its stream stays uncorked, it stops speaking).
+        self.post_many()
+        self.snapshot_memory("idle after 10,000 posts")
         self.results["load_after"] = open("/proc/loadavg").read().split()[:3]
 
 
@@ -793,19 +834,27 @@ def markdown(r, args):
             L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                      f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
         L.append("")
-    L.append("#### Memory (kB, from /proc/PID/status)")
+    L.append("#### Memory (MiB, from /proc/PID/smaps_rollup)")
     L.append("")
-    L.append("| daemon | process | moment | VmRSS | VmHWM | RssAnon | RssFile | Pss | threads |")
+    L.append("PSS divides each shared page among the processes mapping it; Private is what ending the process "
+             "gives back; peak is VmHWM.")
+    L.append("")
+    L.append("| moment | daemon | process | RSS | PSS | RssAnon | Private | peak RSS | threads |")
     L.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+
+    def mib(kb):
+        return "?" if kb is None else f"{kb / 1024:.1f}"
+
     for label, snap in r["memory"].items():
         for system, rows in snap.items():
             for row in rows:
-                L.append(f"| {system} | {row['comm']} | {label} | {row.get('VmRSS', '?')} | {row.get('VmHWM', '?')} | "
-                         f"{row.get('RssAnon', '?')} | {row.get('RssFile', '?')} | {row.get('Pss', '?')} | {row.get('Threads', '?')} |")
+                L.append(f"| {label} | {system} | {row['comm']} | {mib(row.get('Rss'))} | {mib(row.get('Pss'))} | "
+                         f"{mib(row.get('RssAnon'))} | {mib(row.get('Private'))} | {mib(row.get('VmHWM'))} | "
+                         f"{row.get('Threads', '?')} |")
             if len(rows) > 1:
-                L.append(f"| {system} | **total** | {label} | {sum(x.get('VmRSS', 0) for x in rows)} | "
-                         f"{sum(x.get('VmHWM', 0) for x in rows)} | {sum(x.get('RssAnon', 0) for x in rows)} | "
-                         f"{sum(x.get('RssFile', 0) for x in rows)} | {sum(x.get('Pss', 0) for x in rows)} | |")
+                total = {k: sum(x.get(k) or 0 for x in rows) for k in ("Rss", "Pss", "RssAnon", "Private", "VmHWM")}
+                L.append(f"| {label} | {system} | **total** | {mib(total['Rss'])} | {mib(total['Pss'])} | "
+                         f"{mib(total['RssAnon'])} | {mib(total['Private'])} | {mib(total['VmHWM'])} | |")
     L.append("")
     L.append(f"#### Idle cost over {args.idle_seconds} s of silence")
     L.append("")

@@ -5,7 +5,7 @@ import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
 import A11ySSIP
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -69,14 +69,22 @@ public struct Daemon: Sendable {
                 explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
-        let jsonLines = JSONLinesServer(listener: listener, allowedUIDs: configuration.allowedUIDs, speech: speech, logger: logger) {
+        // Before the front ends: they count their connections in its `connectionCount`.
+        let idleExit = IdleExitService(speech: speech, logger: logger)
+        let jsonLines = JSONLinesServer(
+            listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
+            speech: speech, logger: logger
+        ) {
             notifier.notify("READY=1")
         }
         let ssip = ssipListener(inherited, configuration: configuration).map { listener in
-            SSIPServer(listener: listener, allowedUIDs: configuration.allowedUIDs, speech: speech, logger: logger)
+            SSIPServer(
+                listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
+                speech: speech, logger: logger)
         }
-        let frontEnds: [any FrontEnd] = [jsonLines] + (ssip.map { [$0] } ?? [])
-        let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger)
+        let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger) {
+            idleExit.reconsider()
+        }
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
@@ -84,7 +92,7 @@ public struct Daemon: Sendable {
             ] + (ssip.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
                 .init(service: reload),
                 // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
-                .init(service: IdleExitService(speech: speech, frontEnds: frontEnds, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: idleExit, successTerminationBehavior: .gracefullyShutdownGroup),
                 // Last, so shut down first: every item gets its `finished` while connections are
                 // open, and the front ends close them once those events are routed.
                 .init(service: speech),

@@ -1,7 +1,7 @@
 import A11yCore
 import A11yPronunciation
 import CEspeakNG
-import Foundation
+import FoundationEssentials
 
 extension EspeakSession {
     /// libespeak-ng reads `[[…]]` in `espeak_TextToPhonemes` only while its global "phoneme input"
@@ -42,7 +42,7 @@ extension EspeakSession {
     func allMnemonics() throws -> [String] {
         try requireInitialized()
         if let mnemonicList { return mnemonicList }
-        let path = (dataPathInUse() as NSString).appendingPathComponent("phontab")
+        let path = dataPathInUse() + "/phontab"
         guard let data = FileManager.default.contents(atPath: path) else {
             throw SpeechError(.engineFailed, "cannot read eSpeak phoneme tables at \(path)")
         }

@@ -28,13 +28,19 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
 
     public let listener: SocketListener
     public let peers: PeerPolicy
+    /// Counts this front end's connections (with the other front ends', for idle exit).
+    public let connectionCount: ConnectionCount
     /// Before "listening" and "socket closed" in the log ("" or "SSIP ").
     public let logPrefix: String
     public let logger: Logger
 
-    public init(listener: SocketListener, peers: PeerPolicy, logPrefix: String = "", logger: Logger) {
+    public init(
+        listener: SocketListener, peers: PeerPolicy, connectionCount: ConnectionCount = ConnectionCount(), logPrefix: String = "",
+        logger: Logger
+    ) {
         self.listener = listener
         self.peers = peers
+        self.connectionCount = connectionCount
         self.logPrefix = logPrefix
         self.logger = logger
     }
@@ -106,6 +112,7 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
         }
         onReady()
 
+        let connectionCount = connectionCount
         try await withThrowingDiscardingTaskGroup { connections in
             // The front door: accepting, and routing events, both end before connections are closed.
             try await withThrowingDiscardingTaskGroup { frontDoor in
@@ -113,7 +120,11 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
                 try await withGracefulShutdownHandler {
                     try await server.executeThenClose { accepted in
                         for try await connection in accepted {
-                            connections.addTask { await serve(connection.channel) }
+                            connectionCount.opened()
+                            connections.addTask {
+                                await serve(connection.channel)
+                                connectionCount.closed()
+                            }
                         }
                     }
                 } onGracefulShutdown: {

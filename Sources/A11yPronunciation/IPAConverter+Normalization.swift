@@ -1,5 +1,6 @@
 import A11yCore
-import Foundation
+// The standard library's own canonical decomposition (its Unicode data), without Foundation's.
+@_spi(_Unicode) import Swift
 
 /// One scalar of normalised IPA with the position (Unicode scalars, from 0) of the symbol of
 /// the client's IPA it comes from, so errors can point at it.
@@ -31,7 +32,7 @@ extension IPAConverter {
     /// stress marks (stress is carried separately).
     static func normalizeKey(_ ipa: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for s in ipa.decomposedStringWithCanonicalMapping.unicodeScalars {
+        for s in ipa._nfd {
             let m = asciiEquivalents[s] ?? s
             if dropped.contains(m) || m == primaryStress || m == secondaryStress || m.properties.isWhitespace { continue }
             scalars.append(m)
@@ -48,7 +49,7 @@ extension IPAConverter {
                 if !words[words.count - 1].isEmpty { words.append([]) }
                 continue
             }
-            for s in String(original).decomposedStringWithCanonicalMapping.unicodeScalars {
+            for s in String(original)._nfd {
                 if dropped.contains(s) { continue }
                 if s == "[" || s == "]" || s == "/" {
                     throw SpeechError(.invalidIPA, "'\(s)' at position \(position): give the IPA without brackets or slashes")

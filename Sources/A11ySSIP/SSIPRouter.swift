@@ -45,8 +45,6 @@ actor SSIPRouter {
         self.logger = logger
     }
 
-    var connectionCount: Int { connections.count }
-
     /// A new connection; its writer drains the returned outbox, which ends when the connection is
     /// to close.
     func register(_ client: ClientID) -> Outbox<SSIPReply> {

@@ -42,13 +42,15 @@ public final class SSIPServer: Service, Sendable {
     private let router: SSIPRouter
     private let logger: Logger
 
-    /// Only clients of `allowedUIDs`, the daemon's own user and root are served.
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served. Its connections are
+    /// counted in `connectionCount`.
     public init(
-        listener: SocketListener, allowedUIDs: [UInt32] = [], speech: any SpeechControl, configuration: Configuration = .init(),
-        logger: Logger
+        listener: SocketListener, allowedUIDs: [UInt32] = [], connectionCount: ConnectionCount = ConnectionCount(),
+        speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger
     ) {
         self.frontEnd = SocketFrontEnd(
-            listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), logPrefix: "SSIP ", logger: logger)
+            listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount,
+            logPrefix: "SSIP ", logger: logger)
         self.speech = speech
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
@@ -63,11 +65,6 @@ public final class SSIPServer: Service, Sendable {
     public static func defaultPath(environment: [String: String]) -> String? {
         guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return nil }
         return runtime + "/speech-dispatcher/speechd.sock"
-    }
-
-    /// Clients connected now (for idle exit).
-    public var connectionCount: Int {
-        get async { await router.connectionCount }
     }
 
     public func run() async throws {

@@ -1,6 +1,7 @@
 import A11yDaemon
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 @main

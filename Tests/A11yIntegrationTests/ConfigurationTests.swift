@@ -46,12 +46,92 @@ import Testing
         }
     }
 
-    @Test func malformedTOMLNamesTheLine() {
+    @Test func malformedTOMLNamesTheLineAndColumn() {
         do {
-            _ = try DaemonConfiguration.parse("[voice]\nrate = = 3")
+            _ = try DaemonConfiguration.parse("[voice]\nrate = = 3", path: "a11yd.toml")
             Issue.record("parsed malformed TOML")
         } catch {
-            #expect(error.message.contains("line 2"))
+            #expect(error.code == .malformed)
+            #expect(error.description
+                == "a11yd.toml: line 2, column 8: expected a value (a string, number, true, false or an array), found '='")
+        }
+    }
+
+    @Test func whatTheSubsetLeavesOutIsRefusedByName() {
+        for (text, message) in [
+            ("[daemon]\nstarted = 2026-11-23", "line 2, column 11: dates and times are not supported"),
+            ("voice = { rate = 200 }", "line 1, column 9: inline tables ({…}) are not supported: write a [table] section"),
+        ] {
+            #expect(throws: ConfigurationError.malformed(path: "<config>", message)) { try DaemonConfiguration.parse(text) }
+        }
+    }
+
+    @Test func everyKeyOfTheDocumentedFileIsRead() throws {
+        let parsed = try DaemonConfiguration.parse("""
+            [voice]
+            language = 'fr-FR'
+            rate = 0x96
+            pitch = 40
+            volume = 1_50
+            [queue]
+            limit = 7
+            [earcon]
+            screen_changed = false
+            [audio]
+            server = "unix:/run/pulse/native"
+            [daemon]
+            socket = "/tmp/a11yd \\u00e9.sock"
+            autospawn = false
+            idle_exit_seconds = 30
+            allowed_uids = [ 1001,
+                1002, ]  # trailing comma
+            [ssip]
+            enabled = false
+            socket = "/tmp/ssip.sock"
+            """)
+        var expected = DaemonConfiguration()
+        expected.voice.language = "fr-FR"
+        expected.voice.rate = 150
+        expected.voice.pitch = 40
+        expected.voice.volume = 150
+        expected.queueLimit = 7
+        expected.earcon = false
+        expected.audioServer = "unix:/run/pulse/native"
+        expected.socketPath = "/tmp/a11yd é.sock"
+        expected.autospawn = false
+        expected.idleExitSeconds = 30
+        expected.allowedUIDs = [1001, 1002]
+        expected.ssipEnabled = false
+        expected.ssipSocketPath = "/tmp/ssip.sock"
+        #expect(parsed == expected)
+        #expect(throws: ConfigurationError.invalidValue(path: "<config>", "'daemon.allowed_uids' must be a list of user ids, e.g. [1001]")) {
+            try DaemonConfiguration.parse("[daemon]\nallowed_uids = [-1]")
+        }
+    }
+
+    /// Only a regular file is read, and a bounded one; what is wrong is said (a FIFO or a directory
+    /// used to be "cannot read the file as UTF-8 text").
+    @Test func onlyASmallRegularFileIsRead() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("a11yd-config-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/fifo.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in [fifo, folder, "/dev/zero"] {
+            #expect(throws: ConfigurationError.unreadable(path: path, "not a regular file")) {
+                try DaemonConfiguration.load(path: path, mustExist: true)
+            }
+        }
+        let large = folder + "/large.toml"
+        #expect(FileManager.default.createFile(atPath: large, contents: Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1)))
+        #expect(throws: ConfigurationError.unreadable(path: large, "larger than 1048576 bytes")) {
+            try DaemonConfiguration.load(path: large, mustExist: true)
+        }
+        let latin1 = folder + "/latin1.toml"
+        // "# café" in Latin-1.
+        #expect(FileManager.default.createFile(atPath: latin1, contents: Data([0x23, 0x20, 0x63, 0x61, 0x66, 0xE9, 0x0A])))
+        #expect(throws: ConfigurationError.unreadable(path: latin1, "cannot read the file as UTF-8 text")) {
+            try DaemonConfiguration.load(path: latin1, mustExist: true)
         }
     }
 

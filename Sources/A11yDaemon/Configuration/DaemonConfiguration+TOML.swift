@@ -1,50 +1,42 @@
-import Foundation
-import TOMLKit
+import A11yPronunciation
+import FoundationEssentials
 
 extension DaemonConfiguration {
     /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         return configHome + "/a11yd/a11yd.toml"
     }
 
     /// Reads a file. A missing file at the default path is not an error (defaults apply); a
-    /// missing file that was named explicitly is.
+    /// missing file that was named explicitly is. Only a regular file of at most
+    /// `TOMLReader.maxInputBytes` is read.
     public static func load(path: String, mustExist: Bool) throws(ConfigurationError) -> DaemonConfiguration {
-        guard FileManager.default.fileExists(atPath: path) else {
+        let text: String?
+        do {
+            text = try TextFile.read(path, limit: TOMLReader.maxInputBytes)
+        } catch {
+            throw ConfigurationError.unreadable(path: path, error.reason)
+        }
+        guard let text else {
             if mustExist { throw ConfigurationError.unreadable(path: path, "no such file") }
             return DaemonConfiguration()
-        }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError.unreadable(path: path, "cannot read the file as UTF-8 text")
         }
         return try parse(text, path: path)
     }
 
     /// Parses TOML, refusing unknown keys and out-of-range values so that a typo never goes unnoticed.
     public static func parse(_ text: String, path: String = "<config>") throws(ConfigurationError) -> DaemonConfiguration {
-        do {
-            return try parseTable(text, path: path)
-        } catch let error as ConfigurationError {
-            throw error
-        } catch {
-            throw ConfigurationError.malformed(path: path, "\(error)")
-        }
-    }
-
-    private static func parseTable(_ text: String, path: String) throws -> DaemonConfiguration {
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError.malformed(path: path, "\(error.description) (line \(error.source.begin.line))")
+            table = try TOMLReader.read(text)
         } catch {
-            throw ConfigurationError.malformed(path: path, "\(error)")
+            throw ConfigurationError.malformed(path: path, error.located)
         }
         let reader = TableReader(path: path)
         var configuration = DaemonConfiguration()
-        try reader.section(table, "voice", known: ["language", "rate", "pitch", "volume"]) { voice in
+        try reader.section(table, "voice", known: ["language", "rate", "pitch", "volume"]) { (voice) throws(ConfigurationError) in
             if let language = try reader.string(voice, "voice", "language") {
                 configuration.voice.language = language.isEmpty ? nil : language
             }
@@ -52,18 +44,18 @@ extension DaemonConfiguration {
             if let pitch = try reader.int(voice, "voice", "pitch", in: 0...100) { configuration.voice.pitch = pitch }
             if let volume = try reader.int(voice, "voice", "volume", in: 0...200) { configuration.voice.volume = volume }
         }
-        try reader.section(table, "queue", known: ["limit"]) { queue in
+        try reader.section(table, "queue", known: ["limit"]) { (queue) throws(ConfigurationError) in
             if let limit = try reader.int(queue, "queue", "limit", in: 1...10_000) { configuration.queueLimit = limit }
         }
-        try reader.section(table, "earcon", known: ["screen_changed"]) { earcon in
+        try reader.section(table, "earcon", known: ["screen_changed"]) { (earcon) throws(ConfigurationError) in
             if let on = try reader.bool(earcon, "earcon", "screen_changed") { configuration.earcon = on }
         }
-        try reader.section(table, "audio", known: ["server"]) { audio in
+        try reader.section(table, "audio", known: ["server"]) { (audio) throws(ConfigurationError) in
             if let server = try reader.string(audio, "audio", "server") {
                 configuration.audioServer = server.isEmpty ? nil : server
             }
         }
-        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds", "allowed_uids"]) { daemon in
+        try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds", "allowed_uids"]) { (daemon) throws(ConfigurationError) in
             if let socket = try reader.string(daemon, "daemon", "socket") {
                 configuration.socketPath = socket.isEmpty ? nil : socket
             }
@@ -72,7 +64,7 @@ extension DaemonConfiguration {
                 configuration.idleExitSeconds = seconds
             }
             if let uids = daemon["allowed_uids"] {
-                guard let array = uids.array, let numbers = Optional(array.compactMap(\.int)), numbers.count == array.count,
+                guard let array = uids.array, let numbers = Optional(array.compactMap(\.integer)), numbers.count == array.count,
                     let allowed = Optional(numbers.compactMap(UInt32.init(exactly:))), allowed.count == numbers.count
                 else {
                     throw ConfigurationError.invalidValue(path: path, "'daemon.allowed_uids' must be a list of user ids, e.g. [1001]")
@@ -80,7 +72,7 @@ extension DaemonConfiguration {
                 configuration.allowedUIDs = allowed
             }
         }
-        try reader.section(table, "ssip", known: ["enabled", "socket"]) { ssip in
+        try reader.section(table, "ssip", known: ["enabled", "socket"]) { (ssip) throws(ConfigurationError) in
             if let on = try reader.bool(ssip, "ssip", "enabled") { configuration.ssipEnabled = on }
             if let socket = try reader.string(ssip, "ssip", "socket") {
                 configuration.ssipSocketPath = socket.isEmpty ? nil : socket
@@ -99,8 +91,8 @@ private struct TableReader {
     let path: String
 
     func section(
-        _ table: TOMLTable, _ name: String, known: Set<String>, _ body: (TOMLTable) throws -> Void
-    ) throws {
+        _ table: TOMLTable, _ name: String, known: Set<String>, _ body: (TOMLTable) throws(ConfigurationError) -> Void
+    ) throws(ConfigurationError) {
         guard let value = table[name] else { return }
         guard let section = value.table else {
             throw ConfigurationError.invalidValue(path: path, "'\(name)' must be a table ([\(name)])")
@@ -121,7 +113,7 @@ private struct TableReader {
 
     func int(_ table: TOMLTable, _ section: String, _ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
         guard let value = table[key] else { return nil }
-        guard let number = value.int else {
+        guard let number = value.integer else {
             throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be an integer")
         }
         guard range.contains(number) else {
@@ -132,9 +124,21 @@ private struct TableReader {
 
     func bool(_ table: TOMLTable, _ section: String, _ key: String) throws(ConfigurationError) -> Bool? {
         guard let value = table[key] else { return nil }
-        guard let bool = value.bool else {
+        guard let bool = value.boolean else {
             throw ConfigurationError.invalidValue(path: path, "'\(section).\(key)' must be true or false")
         }
         return bool
+    }
+}
+
+extension TextFile.Failure {
+    /// Why the configuration file cannot be used, as a sentence's end.
+    fileprivate var reason: String {
+        switch self {
+        case .unreadable(let why): why
+        case .notARegularFile: "not a regular file"
+        case .largerThan(let limit): "larger than \(limit) bytes"
+        case .notUTF8: "cannot read the file as UTF-8 text"
+        }
     }
 }

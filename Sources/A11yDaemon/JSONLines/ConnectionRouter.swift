@@ -38,8 +38,6 @@ actor ConnectionRouter {
         return outbox
     }
 
-    var connectionCount: Int { connections.count }
-
     func send(_ message: ServerMessage, to client: ClientID) {
         guard let connection = connections[client] else { return }
         switch connection.outbox.push(message) {

@@ -21,12 +21,14 @@ public final class JSONLinesServer: Service, Sendable {
     private let onReady: @Sendable () -> Void
 
     /// Only clients of `allowedUIDs`, the daemon's own user and root are served. A client that
-    /// leaves `cutOffAfter` messages unread is disconnected.
+    /// leaves `cutOffAfter` messages unread is disconnected. Its connections are counted in `connectionCount`.
     public init(
-        listener: SocketListener, allowedUIDs: [UInt32] = [], cutOffAfter: Int = 4096, speech: any SpeechControl,
+        listener: SocketListener, allowedUIDs: [UInt32] = [], cutOffAfter: Int = 4096,
+        connectionCount: ConnectionCount = ConnectionCount(), speech: any SpeechControl,
         logger: Logger, onReady: @escaping @Sendable () -> Void = {}
     ) {
-        self.frontEnd = SocketFrontEnd(listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), logger: logger)
+        self.frontEnd = SocketFrontEnd(
+            listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount, logger: logger)
         self.router = ConnectionRouter(
             limits: .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter), logger: logger)
         self.speech = speech
@@ -34,11 +36,6 @@ public final class JSONLinesServer: Service, Sendable {
         self.events = speech.events()
         self.logger = logger
         self.onReady = onReady
-    }
-
-    /// Clients connected now (for idle exit).
-    public var connectionCount: Int {
-        get async { await router.connectionCount }
     }
 
     public func run() async throws {

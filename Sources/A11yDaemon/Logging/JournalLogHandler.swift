@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// Logs one line per message to stderr in a form journald reads well: a `<N>` priority prefix
@@ -33,7 +34,14 @@ public struct JournalLogHandler: LogHandler {
             let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
             line = "\(stamp) \(event.level) \(label): \(text)\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        // Straight to fd 2, the whole line in one write(2) when the kernel takes it at once.
+        var bytes = Array(line.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     static func syslogPriority(_ level: Logger.Level) -> Int {

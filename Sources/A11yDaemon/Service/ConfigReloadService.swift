@@ -8,12 +8,15 @@ final class ConfigReloadService: Service {
     private let explicit: Bool
     private let speech: SpeechService
     private let logger: Logger
+    /// After each reload that changed the configuration (idle exit looks at its setting again).
+    private let onChange: @Sendable () -> Void
 
-    init(path: String, explicit: Bool, speech: SpeechService, logger: Logger) {
+    init(path: String, explicit: Bool, speech: SpeechService, logger: Logger, onChange: @escaping @Sendable () -> Void = {}) {
         self.path = path
         self.explicit = explicit
         self.speech = speech
         self.logger = logger
+        self.onChange = onChange
     }
 
     func run() async throws {
@@ -47,6 +50,7 @@ final class ConfigReloadService: Service {
             var metadata: Logger.Metadata = ["path": "\(path)", "applied": "\(applied.isEmpty ? "nothing" : applied.joined(separator: "; "))"]
             if !later.isEmpty { metadata["at_next_start"] = "\(later.joined(separator: "; "))" }
             logger.notice("configuration reloaded", metadata: metadata)
+            if !changes.isEmpty { onChange() }
         } catch {
             logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
         }

@@ -1,53 +1,92 @@
 import A11yCore
+import A11yFrontEnd
 import Logging
 import ServiceLifecycle
 
 /// Ends the daemon after `daemon.idle_exit_seconds` with no client connected and nothing speaking,
-/// paused or queued. 0 (the default) never exits. Read on every tick, so a reload applies at once.
+/// paused or queued. 0 (the default) never exits; a reload applies at once.
+///
+/// Nothing is polled. The service looks again only when something idleness depends on changes: a
+/// connection opens or closes (`connectionCount`, shared with the front ends), an item finishes, the
+/// configuration is reloaded (`reconsider`). A timer exists only while the daemon is idle with idle
+/// exit on, and is cancelled as soon as it is not: an idle daemon gets no wake-up from this service
+/// (one, at the deadline, when idle exit is on).
 ///
 /// Returning from `run` shuts the whole group down gracefully (see `Daemon`). Under socket activation
 /// systemd keeps the listening socket and starts a11yd again on the next connection; without it the
 /// next a11ysay autospawns it.
 final class IdleExitService: Service {
+    /// The front ends count their connections here; each change makes the service look again.
+    let connectionCount: ConnectionCount
     private let speech: SpeechService
-    private let frontEnds: [any FrontEnd]
+    private let events: AsyncStream<ClientEvent>
     private let logger: Logger
-    private let tick: Duration
+    /// "Look again". One waiting look is enough: it sees every change made before it.
+    private let looks: AsyncStream<Void>
+    private let lookAgain: AsyncStream<Void>.Continuation
 
-    init(speech: SpeechService, frontEnds: [any FrontEnd], logger: Logger, tick: Duration = .milliseconds(200)) {
+    init(speech: SpeechService, logger: Logger) {
+        let (looks, lookAgain) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.looks = looks
+        self.lookAgain = lookAgain
+        self.connectionCount = ConnectionCount { lookAgain.yield() }
         self.speech = speech
-        self.frontEnds = frontEnds
+        // Subscribed now, before any client can post, so that no `finished` is missed.
+        self.events = speech.events()
         self.logger = logger
-        self.tick = tick
+    }
+
+    /// Something else idleness depends on changed (the configuration was reloaded).
+    func reconsider() {
+        lookAgain.yield()
     }
 
     func run() async throws {
+        // A daemon nobody connects to is idle from the start.
+        reconsider()
         await cancelWhenGracefulShutdown {
-            var idleSince: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: self.tick)
-                } catch {
-                    return
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await delivery in self.events {
+                        if case .finished = delivery.event { self.reconsider() }
+                    }
                 }
-                let seconds = self.speech.currentConfiguration.idleExitSeconds
-                guard seconds > 0, await self.isIdle() else {
-                    idleSince = nil
-                    continue
-                }
-                let now = ContinuousClock.now
-                let since = idleSince ?? now
-                idleSince = since
-                if now - since >= .seconds(seconds) {
-                    self.logger.notice("idle; exiting", metadata: ["idle_exit_seconds": "\(seconds)"])
-                    return
-                }
+                await self.waitUntilIdleLongEnough()
+                group.cancelAll()
             }
         }
     }
 
+    /// Returns once the daemon has been idle for `idle_exit_seconds` (or when cancelled).
+    private func waitUntilIdleLongEnough() async {
+        var timer: (idleSince: ContinuousClock.Instant, seconds: Int, task: Task<Void, Never>)?
+        defer { timer?.task.cancel() }
+        for await _ in looks {
+            let seconds = speech.currentConfiguration.idleExitSeconds
+            guard seconds > 0, await isIdle() else {
+                timer?.task.cancel()
+                timer = nil
+                continue
+            }
+            let idleSince = timer?.idleSince ?? .now
+            let deadline = idleSince + .seconds(seconds)
+            if ContinuousClock.now >= deadline {
+                logger.notice("idle; exiting", metadata: ["idle_exit_seconds": "\(seconds)"])
+                return
+            }
+            // Armed already for this setting: it still holds.
+            if timer?.seconds == seconds { continue }
+            timer?.task.cancel()
+            let lookAgain = lookAgain
+            timer = (idleSince, seconds, Task {
+                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                lookAgain.yield()
+            })
+        }
+    }
+
     private func isIdle() async -> Bool {
-        for frontEnd in frontEnds where await frontEnd.connectionCount > 0 { return false }
+        guard connectionCount.current == 0 else { return false }
         let status = await speech.status()
         return status.state == .idle && status.current == nil && status.pending.isEmpty
     }

@@ -1,6 +1,6 @@
 import A11yFrontEnd
 import A11yProtocol
-import Foundation
+import Glibc
 
 /// systemd socket activation (sd_listen_fds(3)) without libsystemd.
 ///

@@ -1,5 +1,5 @@
 import A11yCore
-import Foundation
+import Glibc
 
 /// Maps AVSpeechUtterance's scales, which clients use, onto eSpeak's.
 ///

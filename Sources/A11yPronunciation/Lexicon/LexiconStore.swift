@@ -1,5 +1,6 @@
 import A11yCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The lexicon files of one user and the lexicon in force.
@@ -139,22 +140,19 @@ public final class LexiconStore: Sendable {
 
     /// The file's lexicon; nil when the file does not exist.
     static func read(_ path: String) throws(LexiconFileError) -> Lexicon? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw LexiconFileError(path: path, message: "cannot be read")
-        }
-        defer { try? handle.close() }
         let limit = PLS.limits.maxInputBytes
-        let data: Data
+        let document: String?
         do {
-            data = try handle.read(upToCount: limit + 1) ?? Data()
+            document = try TextFile.read(path, limit: limit)
         } catch {
-            throw LexiconFileError(path: path, message: "cannot be read: \(error.localizedDescription)")
+            switch error {
+            case .unreadable(let why): throw LexiconFileError(path: path, message: "cannot be read: \(why)")
+            case .notARegularFile: throw LexiconFileError(path: path, message: "is not a regular file")
+            case .largerThan: throw LexiconFileError(path: path, message: "is larger than \(limit) bytes")
+            case .notUTF8: throw LexiconFileError(path: path, message: "is not UTF-8")
+            }
         }
-        guard data.count <= limit else { throw LexiconFileError(path: path, message: "is larger than \(limit) bytes") }
-        guard let document = String(data: data, encoding: .utf8) else {
-            throw LexiconFileError(path: path, message: "is not UTF-8")
-        }
+        guard let document else { return nil }
         return try PLS.parse(document, path: path)
     }
 
@@ -165,7 +163,7 @@ public final class LexiconStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw LexiconFileError(path: path, message: "cannot create \(folder): \(error.localizedDescription)")
+            throw LexiconFileError(path: path, message: "cannot create \(folder): \(error)")
         }
         let name = URL(fileURLWithPath: path).lastPathComponent
         let temporary = folder + "/.\(name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp"

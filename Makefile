@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation clean install uninstall
+.PHONY: all deps build run test bench bench-pronunciation soak clean install uninstall
 
 all: build
 
@@ -46,6 +46,14 @@ bench:
 bench-pronunciation: deps
 	$(SWIFT) build --product a11y-pronounce-bench
 	.build/debug/a11y-pronounce-bench bench/pronunciation/data
+
+# An hour of a desktop's speech compressed into minutes against the release daemon, on a private PulseAudio
+# then PipeWire (docs/reliability.md; results in BENCHMARKS.md, "Soak"). SOAK_SECONDS (default 600),
+# SOAK_SEED (default random, printed), SOAK_PIPEWIRE_SHARE (last share of the run on PipeWire, default 0.3).
+soak:
+	scripts/install-deps.sh --test
+	$(SWIFT) build -c release
+	python3 bench/soak.py --bin-dir .build/release
 
 clean:
 	rm -rf .build

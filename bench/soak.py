@@ -50,7 +50,7 @@ SSML = [
     '<emphasis>cinq</emphasis></speak>',
     '<speak xml:lang="fr">Le mot <phoneme alphabet="ipa" ph="ʃa">pomme</phoneme><mark name="m2"/> est dit.</speak>',
 ]
-KINDS = ["announcement", "announcement", "announcement", "layoutChanged", "screenChanged", "pageScrolled"]
+KINDS = ["announcement"] * 6 + ["layoutChanged", "layoutChanged", "screenChanged", "pageScrolled"]
 PRIORITIES = [None, None, "low", "default", "high"]
 
 
@@ -172,10 +172,10 @@ def accepts(path):
 class Recorder:
     """parec on nullsink.monitor, float32 mono 48 kHz, into memory."""
 
-    def __init__(self, env):
+    def __init__(self, env, log_path):
         self.proc = subprocess.Popen(["parec", "--device=nullsink.monitor", "--format=float32le", "--rate=48000",
                                       "--channels=1", "--latency-msec=10", "--raw"], env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.PIPE, stderr=open(log_path, "ab"))
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
@@ -196,6 +196,9 @@ class Tally:
         self.finished = collections.Counter()    # utterance -> finished events seen by the auditor
         self.after_finished = []                 # (utterance, event) seen after its finished
         self.reasons = collections.Counter()
+        self.final, self.final_reason = None, None
+        self.calm = set()                        # utterances posted in calm spells
+        self.calm_reasons = collections.Counter()
         self.ops = collections.Counter()
         self.errors = collections.Counter()      # error codes in replies
         self.violations = []
@@ -204,6 +207,30 @@ class Tally:
         if utterance in self.accepted:
             self.violations.append(f"utterance {utterance} accepted twice ({self.accepted[utterance]}, {who})")
         self.accepted[utterance] = who
+
+
+class Pace:
+    """Bursts (everything, fast) alternate with calm spells (a desktop's ordinary pace: short posts now
+    and then, often queued, nothing else), so that items are also spoken to their end."""
+
+    def __init__(self):
+        self.calm = False
+        self.spells = collections.Counter()
+
+    async def alternate(self, stop_at, rng):
+        while time.monotonic() < stop_at:
+            self.spells["calm" if self.calm else "burst"] += 1
+            await asyncio.sleep(rng.uniform(10, 20) if self.calm else rng.uniform(15, 30))
+            self.calm = not self.calm
+
+
+async def calm_post(conn, name, tally, rng):
+    post = {"op": "post", "text": rng.choice(SHORT), "queue": rng.random() < 0.5}
+    tally.ops["calm-post"] += 1
+    reply = (await conn.request(post))[0]
+    if reply.get("ok"):
+        tally.accept(reply["utterance"], name)
+        tally.calm.add(reply["utterance"])
 
 
 # --------------------------------------------------------------------------------------------- JSON clients
@@ -299,10 +326,24 @@ def random_post(rng):
     return post
 
 
-async def json_client(n, args, tally, stop_at, rng):
+async def json_client(n, args, tally, stop_at, rng, pace):
     name = f"json{n}"
     conn = await JSONConnection.open(args.socket, name)
+    was_calm = False
     while time.monotonic() < stop_at:
+        if pace.calm:
+            await asyncio.sleep(rng.uniform(4, 12))
+            try:
+                if not was_calm:
+                    await conn.request({"op": "resume"})  # a pause left over from the burst
+                await calm_post(conn, name, tally, rng)
+            except (ConnectionError, asyncio.TimeoutError) as error:
+                tally.violations.append(f"{name}: {type(error).__name__} {error} (calm post)")
+                conn.abort()
+                conn = await JSONConnection.open(args.socket, name)
+            was_calm = True
+            continue
+        was_calm = False
         await asyncio.sleep(rng.expovariate(1 / args.think))
         r = rng.random()
         try:
@@ -322,7 +363,7 @@ async def json_client(n, args, tally, stop_at, rng):
             elif r < 0.76:
                 tally.ops["resume"] += 1
                 await conn.request({"op": "resume"})
-            elif r < 0.78:
+            elif r < 0.765:
                 tally.ops["stop"] += 1
                 await conn.request({"op": "stop"})
             elif r < 0.84:
@@ -429,10 +470,20 @@ class SSIPConnection:
         return await self.reply()
 
 
-async def ssip_client(n, args, tally, stop_at, rng):
+async def ssip_client(n, args, tally, stop_at, rng, pace):
     name = f"ssip{n}"
     conn = await SSIPConnection.open(args.ssip_socket, name)
     while time.monotonic() < stop_at:
+        if pace.calm:
+            # Orca's ordinary pace is the JSON clients' calm; here, just let go of a pause of ours.
+            await asyncio.sleep(rng.uniform(2, 5))
+            try:
+                await conn.command("RESUME self")
+            except (ConnectionError, asyncio.TimeoutError) as error:
+                tally.violations.append(f"{name}: {type(error).__name__} {error} (calm resume)")
+                conn.writer.transport.abort()
+                conn = await SSIPConnection.open(args.ssip_socket, name)
+            continue
         await asyncio.sleep(rng.expovariate(1 / args.think))
         r = rng.random()
         try:
@@ -450,11 +501,13 @@ async def ssip_client(n, args, tally, stop_at, rng):
                 lines = await conn.reply()
                 if lines[-1].startswith("225"):
                     tally.accept(int(lines[0][4:]), name)
+                    if rng.random() < 0.3:
+                        await asyncio.sleep(rng.uniform(0.5, 3))
                 elif not lines[-1].startswith("227"):
                     tally.violations.append(f"{name}: SPEAK data answered {lines}")
             elif r < 0.65:
                 tally.ops["ssip-cancel"] += 1
-                await conn.command(rng.choice(["CANCEL self", "STOP self", "CANCEL all"]))
+                await conn.command(rng.choice(["CANCEL self", "STOP self", "CANCEL self", "STOP self", "CANCEL all"]))
             elif r < 0.75:
                 tally.ops["ssip-pause"] += 1
                 await conn.command(rng.choice(["PAUSE self", "PAUSE all"]))
@@ -505,6 +558,10 @@ async def auditor(args, tally, ready):
         if message["event"] == "finished":
             tally.finished[u] += 1
             tally.reasons[message.get("reason")] += 1
+            if u == tally.final:
+                tally.final_reason = message.get("reason")
+            if u in tally.calm:
+                tally.calm_reasons[message.get("reason")] += 1
 
 
 async def slow_reader(args, tally, stop_at, rng, never):
@@ -553,6 +610,8 @@ class Soak:
         self.daemon = None
         self.restarts = collections.Counter()
         self.memory = {}
+        self.memory_series = []  # every 30 s under load, for the report
+        self.pace = Pace()
 
     def start_daemon(self):
         env = dict(os.environ, XDG_RUNTIME_DIR=self.run_dir, HOME=os.path.join(self.work, "home"),
@@ -601,9 +660,10 @@ class Soak:
     async def load(self, seconds, switch_at=None, faults=True):
         args, rng = self.args, self.rng
         stop_at = time.monotonic() + seconds
-        tasks = [asyncio.ensure_future(json_client(n, args, self.tally, stop_at, random.Random(rng.random())))
-                 for n in range(args.json_clients)]
-        tasks += [asyncio.ensure_future(ssip_client(n, args, self.tally, stop_at, random.Random(rng.random())))
+        tasks = [asyncio.ensure_future(self.pace.alternate(stop_at, random.Random(rng.random())))]
+        tasks += [asyncio.ensure_future(json_client(n, args, self.tally, stop_at, random.Random(rng.random()), self.pace))
+                  for n in range(args.json_clients)]
+        tasks += [asyncio.ensure_future(ssip_client(n, args, self.tally, stop_at, random.Random(rng.random()), self.pace))
                   for n in range(args.ssip_clients)]
         tasks += [asyncio.ensure_future(slow_reader(args, self.tally, stop_at, random.Random(rng.random()), never))
                   for never in (False, True)]
@@ -624,6 +684,7 @@ class Soak:
                 raise RuntimeError("a11yd died")
             if time.monotonic() - last > 30:
                 last = time.monotonic()
+                self.memory_series.append(smaps(self.daemon.pid))
                 log(f"{int(stop_at - time.monotonic())} s to go: {sum(self.tally.ops.values())} operations, "
                     f"{len(self.tally.accepted)} posts accepted, {sum(self.tally.finished.values())} finished")
 
@@ -651,7 +712,7 @@ class Soak:
         """A post after everything: spoken, and heard on the monitor."""
         env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
                    **self.sound.client_env)
-        recorder = Recorder(env)
+        recorder = Recorder(env, os.path.join(self.work, "logs", "parec.log"))
         await asyncio.sleep(0.5)
         conn = await JSONConnection.open(self.args.socket, "final")
         reply = (await conn.request({"op": "post", "text": "le test d'endurance est terminé", "lang": "fr"}))[0]
@@ -659,14 +720,15 @@ class Soak:
         if reply.get("ok"):
             u = reply["utterance"]
             self.tally.accept(u, "final")
+            self.tally.final = u
             deadline = time.monotonic() + 20
             while not self.tally.finished[u] and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            reason = "finished" if self.tally.finished[u] else "no finished"
+            reason = self.tally.final_reason
         await asyncio.sleep(0.3)
-        heard = rms(recorder.stop())
+        samples = recorder.stop()
         await conn.close()
-        return reply, reason, heard
+        return reply, reason, rms(samples), len(samples) / 48000
 
     async def main(self):
         args = self.args
@@ -697,9 +759,10 @@ class Soak:
             if not self.sound.procs:
                 self.sound.start()
             await self.quiesce()
-            reply, reason, heard = await self.final_post()
-            self.final = {"reply": reply.get("ok"), "finished": reason, "rms": round(heard, 4)}
-            if not (reply.get("ok") and reason == "finished" and heard > 0.02):
+            reply, reason, heard, seconds = await self.final_post()
+            self.final = {"reply": reply.get("ok"), "reason": reason, "rms": round(heard, 4),
+                          "seconds recorded": round(seconds, 2)}
+            if not (reply.get("ok") and reason == "spoken" and heard > 0.02):
                 self.tally.violations.append(f"the final post was not heard: {self.final}")
             await self.quiesce()
             self.memory["end"] = smaps(self.daemon.pid)
@@ -734,8 +797,9 @@ class Soak:
             "seed": args.seed, "seconds": round(self.elapsed, 1), "operations": sum(t.ops.values()),
             "ops": dict(sorted(t.ops.items())), "accepted": len(t.accepted), "finished once": once,
             "finished for posts whose reply was never read": len(unknown),
-            "reasons": dict(t.reasons), "error replies": dict(t.errors), "sound-server restarts": dict(self.restarts),
+            "spells": dict(self.pace.spells), "reasons": dict(t.reasons), "reasons in calm spells": dict(t.calm_reasons), "error replies": dict(t.errors), "sound-server restarts": dict(self.restarts),
             "final post": self.final, "memory KiB": self.memory, "memory growth KiB": growth,
+            "RssAnon under load, every 30 s": [m["RssAnon"] for m in self.memory_series],
             "violations": t.violations,
         }
         print(json.dumps(result, indent=2, ensure_ascii=False))
@@ -760,7 +824,7 @@ def main():
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", 0)) or random.randrange(1, 1 << 31))
     parser.add_argument("--json-clients", type=int, default=5)
     parser.add_argument("--ssip-clients", type=int, default=2)
-    parser.add_argument("--think", type=float, default=0.08, help="mean seconds between a client's operations")
+    parser.add_argument("--think", type=float, default=0.2, help="mean seconds between a client's operations")
     parser.add_argument("--pipewire-share", type=float, default=float(os.environ.get("SOAK_PIPEWIRE_SHARE", 0.3)),
                         help="last share of the run on PipeWire's pulse server (0: PulseAudio only)")
     parser.add_argument("--memory-slack-kib", type=int, default=2048)

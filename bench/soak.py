@@ -139,8 +139,12 @@ class SoundServer:
         else:
             self.procs = [self._spawn(["pipewire"], "pipewire")]
             self._wait(lambda: accepts(os.path.join(self.run, "pipewire-0")), "PipeWire socket", self.procs)
-            self.procs += [self._spawn(["wireplumber"], "wireplumber"),
-                           self._spawn(["pipewire-pulse"], "pipewire-pulse")]
+            self.procs.append(self._spawn(["wireplumber"], "wireplumber"))
+            # The pulse server only once WirePlumber has chosen the default sink (as PrivatePipeWireServer).
+            self._wait(lambda: '"nullsink"' in subprocess.run(
+                ["pw-metadata", "-n", "default", "0", "default.audio.sink"], env=self.env, capture_output=True,
+                text=True).stdout, "WirePlumber's default sink", self.procs)
+            self.procs.append(self._spawn(["pipewire-pulse"], "pipewire-pulse"))
             env = dict(self.env, **self.client_env)
             self._wait(lambda: subprocess.run(["pactl", "get-default-sink"], env=env, capture_output=True,
                                               text=True).stdout.strip() == "nullsink", "default nullsink", self.procs)
@@ -655,7 +659,14 @@ class Soak:
                 self.sound.close()
                 self.sound = await loop.run_in_executor(None, SoundServer, self.work, "pipewire")
                 log("PipeWire's pulse server takes over")
-            await loop.run_in_executor(None, self.sound.start)
+            try:
+                await loop.run_in_executor(None, self.sound.start)
+            except RuntimeError as error:
+                # The sound server itself failed to come up (not a11yd's doing): counted, tried once more.
+                log(f"sound server start failed ({error}); once more")
+                self.restarts["sound server failed to start, retried"] += 1
+                self.sound.kill()
+                await loop.run_in_executor(None, self.sound.start)
             self.restarts[self.sound.kind] += 1
             if down > 3:
                 self.restarts["longer than the grace"] += 1

@@ -103,8 +103,9 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
 
     public var isRunning: Bool { !processes.isEmpty && processes.allSatisfy(\.isRunning) }
 
-    /// Starts PipeWire, then (once its socket accepts) WirePlumber and the pulse server, and waits
-    /// until a pulse client can connect and sees `nullsink` as the default sink.
+    /// Starts PipeWire, then (once its socket accepts) WirePlumber, then (once it has chosen the
+    /// default sink) the pulse server, and waits until a pulse client can connect and sees `nullsink`
+    /// as the default sink.
     public func start(timeout: Double = 10) throws {
         if isRunning { return }
         stop()  // whatever is left of a half-dead server
@@ -117,6 +118,13 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
         try launch("pipewire")
         try wait(until: deadline, for: "PipeWire's socket") { SocketProbe.accepts(path: runtimeFolder + "/pipewire-0") }
         try launch("wireplumber")
+        // The pulse server only once WirePlumber has chosen the default sink: a pulse client that
+        // connects while WirePlumber starts can leave its stream unlinked (seen once in 25 restarts
+        // under load, with "pending linkable(s) not activated" in WirePlumber's log).
+        try wait(until: deadline, for: "WirePlumber's default sink") {
+            (try? run("/usr/bin/pw-metadata", ["-n", "default", "0", "default.audio.sink"], environment: env))?
+                .contains("\"nullsink\"") == true
+        }
         try launch("pipewire-pulse")
         try wait(until: deadline, for: "pipewire-pulse's socket \(socketPath)") { SocketProbe.accepts(path: socketPath) }
         try wait(until: deadline, for: "nullsink as the default sink") {
@@ -137,6 +145,15 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
         ["pipewire", "wireplumber", "pipewire-pulse"].map { name in
             "--- \(name):\n" + ((try? String(contentsOfFile: directory.path + "/\(name).log", encoding: .utf8)) ?? "")
         }.joined(separator: "\n")
+    }
+
+    /// Runs a PipeWire tool to its end; its standard output.
+    private func run(_ tool: String, _ arguments: [String], environment: [String: String]) throws -> String {
+        let output = directory.path + "/tool-\(UInt64.random(in: 0...UInt64.max)).out"
+        defer { unlink(output) }
+        let child = try ChildProcess(tool, arguments, environment: environment, logPath: output)
+        while child.isRunning { usleep(2_000) }
+        return child.log
     }
 
     private static func killAndReap(_ process: ChildProcess) {

@@ -141,13 +141,12 @@ class SoundServer:
             self._wait(lambda: accepts(os.path.join(self.run, "pipewire-0")), "PipeWire socket", self.procs)
             self.procs.append(self._spawn(["wireplumber"], "wireplumber"))
             # The pulse server only once WirePlumber has chosen the default sink (as PrivatePipeWireServer).
-            self._wait(lambda: '"nullsink"' in subprocess.run(
-                ["pw-metadata", "-n", "default", "0", "default.audio.sink"], env=self.env, capture_output=True,
-                text=True).stdout, "WirePlumber's default sink", self.procs)
+            self._wait(lambda: '"nullsink"' in output(["pw-metadata", "-n", "default", "0", "default.audio.sink"],
+                                                      self.env), "WirePlumber's default sink", self.procs)
             self.procs.append(self._spawn(["pipewire-pulse"], "pipewire-pulse"))
             env = dict(self.env, **self.client_env)
-            self._wait(lambda: subprocess.run(["pactl", "get-default-sink"], env=env, capture_output=True,
-                                              text=True).stdout.strip() == "nullsink", "default nullsink", self.procs)
+            self._wait(lambda: output(["pactl", "get-default-sink"], env).strip() == "nullsink", "default nullsink",
+                       self.procs)
 
     def kill(self):
         for p in reversed(self.procs):
@@ -161,6 +160,14 @@ class SoundServer:
         if self.bus:
             self.bus.kill()
             self.bus.wait()
+
+
+def output(argv, env, timeout=5):
+    """A tool's standard output ('' if it hung past `timeout` seconds and was killed)."""
+    try:
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired:
+        return ""
 
 
 def accepts(path):

@@ -119,10 +119,10 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
         try wait(until: deadline, for: "PipeWire's socket") { SocketProbe.accepts(path: runtimeFolder + "/pipewire-0") }
         try launch("wireplumber")
         // The pulse server only once WirePlumber has chosen the default sink: a pulse client that
-        // connects while WirePlumber starts can leave its stream unlinked (seen once in 25 restarts
-        // under load, with "pending linkable(s) not activated" in WirePlumber's log).
+        // connects while WirePlumber starts can leave it with an unlinked stream and no default sink
+        // (seen once in a soak run, "pending linkable(s) not activated" in WirePlumber's log).
         try wait(until: deadline, for: "WirePlumber's default sink") {
-            (try? run("/usr/bin/pw-metadata", ["-n", "default", "0", "default.audio.sink"], environment: env))?
+            (try? run("/usr/bin/pw-metadata", ["-n", "default", "0", "default.audio.sink"], environment: env, until: deadline))?
                 .contains("\"nullsink\"") == true
         }
         try launch("pipewire-pulse")
@@ -147,12 +147,15 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
         }.joined(separator: "\n")
     }
 
-    /// Runs a PipeWire tool to its end; its standard output.
-    private func run(_ tool: String, _ arguments: [String], environment: [String: String]) throws -> String {
+    /// Runs a PipeWire tool to its end (killed at `deadline`); its standard output.
+    private func run(_ tool: String, _ arguments: [String], environment: [String: String], until deadline: Date) throws -> String {
         let output = directory.path + "/tool-\(UInt64.random(in: 0...UInt64.max)).out"
         defer { unlink(output) }
         let child = try ChildProcess(tool, arguments, environment: environment, logPath: output)
-        while child.isRunning { usleep(2_000) }
+        while child.isRunning {
+            if Date() > deadline { Self.killAndReap(child) }
+            usleep(2_000)
+        }
         return child.log
     }
 

@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation clean install uninstall fuzz asan tsan
+.PHONY: all deps build run test bench bench-pronunciation soak clean install uninstall fuzz asan tsan
 
 all: build
 
@@ -73,6 +73,14 @@ tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
 	SWIFT_BACKTRACE=enable=no TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" \
 		$(SWIFT) test --skip-build --scratch-path .build-tsan --no-parallel --filter '$(SANITIZE_TESTS)'
+
+# An hour of a desktop's speech compressed into minutes against the release daemon, on a private PulseAudio
+# then PipeWire (docs/reliability.md; results in BENCHMARKS.md, "Soak"). SOAK_SECONDS (default 600),
+# SOAK_SEED (default random, printed), SOAK_PIPEWIRE_SHARE (last share of the run on PipeWire, default 0.3).
+soak:
+	scripts/install-deps.sh --test
+	$(SWIFT) build -c release
+	python3 bench/soak.py --bin-dir .build/release
 
 clean:
 	rm -rf .build

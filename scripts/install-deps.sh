@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a11yd needs to build, run and test (through sudo when not root).
 # Usage: scripts/install-deps.sh [--test] [--bench]
-#   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb);
+#   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb) and PipeWire's
+#          pulse server, which the tests and make soak run beside PulseAudio;
 #   --bench adds the incumbents measured by `make bench`.
 set -euo pipefail
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
@@ -9,7 +10,7 @@ packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd libc
 for option in "$@"; do
     case "$option" in
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
-                          python3-gi gir1.2-gtk-3.0 util-linux) ;;
+                          python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind) ;;
         *) echo "unknown option $option" >&2; exit 2 ;;
     esac

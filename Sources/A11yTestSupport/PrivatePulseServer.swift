@@ -11,7 +11,7 @@ import Glibc
 /// and an anonymous native socket at `<dir>/native`. Clients reach it through `serverAddress`.
 ///
 /// Not thread-safe: drive one instance from one test.
-public final class PrivatePulseServer {
+public final class PrivatePulseServer: PrivateSoundServer {
     public let directory: URL
     public let socketPath: String
     /// `unix:/…/native`, for `PULSE_SERVER` or `pa_context_connect`.
@@ -22,13 +22,10 @@ public final class PrivatePulseServer {
     private let configPath: String
     private let logPath: String
 
-    /// Starts the server and waits (up to `timeout` seconds) until its socket accepts connections.
-    public init(timeout: Double = 10) throws {
-        var template = Array((NSTemporaryDirectory() + "a11y-pulse-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw TestFailure("mkdtemp failed: errno \(errno)")
-        }
-        let dir = String(cString: made)
+    /// Starts the server (unless `started` is false) and waits (up to `timeout` seconds) until its
+    /// socket accepts connections.
+    public init(started: Bool = true, timeout: Double = 10) throws {
+        let dir = try makeTemporaryFolder(prefix: "a11y-pulse")
         directory = URL(fileURLWithPath: dir)
         socketPath = dir + "/native"
         configPath = dir + "/server.pa"
@@ -46,7 +43,7 @@ public final class PrivatePulseServer {
 
             """
         try script.write(toFile: configPath, atomically: true, encoding: .utf8)
-        try start(timeout: timeout)
+        if started { try start(timeout: timeout) }
     }
 
     deinit {
@@ -120,37 +117,9 @@ public final class PrivatePulseServer {
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
     }
 
-    /// Kills the server and starts it again on the same socket path.
-    public func restart(timeout: Double = 10) throws {
-        stop()
-        try start(timeout: timeout)
-    }
-
     /// What pulseaudio wrote to stdout/stderr so far.
     public func logText() -> String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-    }
-
-    /// Runs `pactl` against this server and returns its standard output.
-    public func pactl(_ arguments: String...) throws -> String {
-        let outPath = directory.path + "/pactl-\(UInt64.random(in: 0...UInt64.max)).out"
-        defer { try? FileManager.default.removeItem(atPath: outPath) }
-        let child = try spawn("/usr/bin/pactl", arguments, environment: clientEnvironment, output: outPath)
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else {
-            throw TestFailure("pactl \(arguments.joined(separator: " ")) failed (wait status \(status))")
-        }
-        return (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-    }
-
-    /// `Corked:` values of all sink inputs (playback streams) on this server, from `pactl list sink-inputs`.
-    public func sinkInputCorkStates() throws -> [Bool] {
-        try pactl("list", "sink-inputs").split(separator: "\n").compactMap { line in
-            let t = line.trimmed
-            guard t.hasPrefix("Corked:") else { return nil }
-            return t.hasSuffix("yes")
-        }
     }
 
     private func spawn(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {

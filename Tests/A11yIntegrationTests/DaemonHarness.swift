@@ -11,10 +11,12 @@ import Logging
 import ServiceLifecycle
 import Testing
 
-/// The real daemon (real eSpeak-NG, real libpulse) on a private PulseAudio with a null sink,
-/// in this process, listening on a temporary socket: the daemon's own services in a service group.
+/// The real daemon (real eSpeak-NG, real libpulse) on a private sound server with a null sink
+/// (PulseAudio unless told otherwise), in this process, listening on a temporary socket: the
+/// daemon's own services in a service group.
 final class DaemonHarness {
-    let pulse: PrivatePulseServer
+    /// The pulse server the daemon plays to: PulseAudio or PipeWire's.
+    let pulse: any PrivateSoundServer
     let socketPath: String
     let speech: SpeechService
     /// Where the user's lexicon.pls is written.
@@ -36,14 +38,14 @@ final class DaemonHarness {
 
     init(
         configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096,
-        ssip: Bool = false
+        ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true
     ) async throws {
-        pulse = try PrivatePulseServer()
+        pulse = try soundServer.make(started: soundServerRunning)
         // A folder that does not exist yet: the daemon makes it, owner-only.
         self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
         let engine = try EspeakEngine(logger: Self.logger)
         let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
-        try await output.waitUntilConnected()
+        if soundServerRunning { try await output.waitUntilConnected() }
         var configuration = configuration
         configuration.voice.language = configuration.voice.language ?? "fr"
         lexiconFolder = pulse.directory.path + "/config"

@@ -79,6 +79,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             } else {
                 openStream(format: format)
             }
+            // Told at once, so that a track begun with no server knows it (and its follower waits
+            // out the reconnect grace, not the stall watchdog).
+            publish()
             return PlaybackTrack(id: trackID, progress: progress)
         }
     }

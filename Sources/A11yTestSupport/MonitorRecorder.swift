@@ -163,11 +163,15 @@ public final class MonitorRecorder {
             throw TestFailure("pa_context_new failed")
         }
         context = c
-        pa_context_set_state_callback(c, { _, ud in
-            guard let ud else { return }
-            let r = Unmanaged<MonitorRecorder>.fromOpaque(ud).takeUnretainedValue()
-            pa_threaded_mainloop_signal(r.mainloop, 0)
-        }, ud)
+        // The callbacks never hold a reference of their own to `self`: if one did while the test let
+        // go of the recorder (a server killed mid-test fires the state callback), the last release,
+        // and so `deinit`, would run on the mainloop thread, where locking the mainloop aborts
+        // ("pa_threaded_mainloop_lock ... in_worker", seen in SoundServerTests). `deinit` takes the
+        // lock, which a running callback holds, before it removes them.
+        pa_context_set_state_callback(c, { _, loop in
+            guard let loop else { return }
+            pa_threaded_mainloop_signal(OpaquePointer(loop), 0)
+        }, UnsafeMutableRawPointer(mainloop))
         if pa_context_connect(c, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             let msg = String(cString: pa_strerror(pa_context_errno(c)))
             teardown()
@@ -202,7 +206,7 @@ public final class MonitorRecorder {
         stream = s
         pa_stream_set_read_callback(s, { s, _, ud in
             guard let s, let ud else { return }
-            Unmanaged<MonitorRecorder>.fromOpaque(ud).takeUnretainedValue().readAvailable(s)
+            Unmanaged<MonitorRecorder>.fromOpaque(ud)._withUnsafeGuaranteedRef { $0.readAvailable(s) }
         }, ud)
         let fragment = UInt32(sampleRate * 4 * 5 / 1000)  // 5 ms of float32 mono
         var attr = pa_buffer_attr(

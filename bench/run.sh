@@ -80,6 +80,8 @@ wait_for 100 pactl info || { echo "bench: private PulseAudio did not start" >&2;
 
 # Everything else sees only private directories.
 export XDG_RUNTIME_DIR="$work/run" HOME="$work/home" XDG_CONFIG_HOME="$work/config"
+# The bench starts a11yd itself: a11ysay must never autospawn a second one while it waits for it.
+export A11YD_NO_AUTOSPAWN=1
 unset DBUS_SESSION_BUS_ADDRESS SPEECHD_ADDRESS A11YD_SOCKET || true
 
 # 2. speech-dispatcher with a private configuration: PulseAudio output, the espeak-ng module only.

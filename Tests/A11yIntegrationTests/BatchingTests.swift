@@ -21,7 +21,12 @@ import Testing
             }
             return SpeechItem(id: id, kind: request.kind, utterance: Utterance(text: "x", segments: [], rate: 175, pitch: 50, volume: 100))
         }
+        /// Speech that has shut down takes nothing.
+        let isShutDown: Bool
+        init(isShutDown: Bool = false) { self.isShutDown = isShutDown }
+
         func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
+            if isShutDown { return false }
             state.withLock { $0.steps.append(items.map(\.id)) }
             return true
         }
@@ -37,8 +42,9 @@ import Testing
     }
 
     /// Hands `lines` to a connection as one read, and returns the steps and what it answered.
-    func deliver(_ lines: [String]) async throws -> (steps: [[UtteranceID]], answers: [ServerMessage]) {
-        let speech = StepRecorder()
+    func deliver(
+        _ lines: [String], to speech: StepRecorder = StepRecorder()
+    ) async throws -> (steps: [[UtteranceID]], answers: [ServerMessage]) {
         let router = ConnectionRouter(logger: Logger(label: "test"))
         let client = ClientID.next()
         let outbox = await router.register(client, cutOff: {})
@@ -84,6 +90,20 @@ import Testing
         #expect(bad.code == SpeechError.Code.invalidRequest.wireName)
         #expect(bad.message.hasPrefix("posts[1]: 'rate'"))
         #expect(empty.code == SpeechError.Code.invalidRequest.wireName)
+    }
+
+    @Test func postsThatArriveAsSpeechShutsDownEachGetTheirOneFinished() async throws {
+        let (steps, answers) = try await deliver([
+            #"{"op":"post","id":1,"text":"trop tard"}"#,
+            #"{"op":"batch","id":2,"posts":[{"text":"un"},{"text":"deux"}]}"#,
+        ], to: StepRecorder(isShutDown: true))
+        #expect(steps.isEmpty)
+        let finished = answers.compactMap { message -> (UtteranceID, FinishReason, String?)? in
+            if case .event(.finished(let id, _, let reason, let why)) = message { return (id, reason, why) }
+            return nil
+        }
+        #expect(finished.map(\.0) == [1, 2, 3].map { UtteranceID(rawValue: $0) }, "each accepted post ends once: \(answers)")
+        #expect(finished.allSatisfy { $0.1 == .stopped && $0.2?.contains("shutting down") == true })
     }
 
     @Test func aBatchRoundTripsThroughTheCodec() throws {

@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon"]),
         .testTarget(
             name: "A11yIntegrationTests",
-            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yTestSupport"]
+            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11yTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

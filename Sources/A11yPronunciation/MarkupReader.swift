@@ -62,39 +62,25 @@ struct MarkupLimits: Sendable {
     var maxElements: Int
 }
 
-/// Why a document was refused: a sentence and, unless the whole input is at fault (too large),
-/// the 1-based line and column (Unicode scalars) where reading stopped.
-struct MarkupError: Error, Sendable, Equatable {
-    var message: String
-    var line: Int?
-    var column: Int?
-
-    /// "line 3, column 5: message", or the message alone.
-    var located: String {
-        guard let line, let column else { return message }
-        return "line \(line), column \(column): \(message)"
-    }
-}
-
 /// The XML reader behind `SSMLParser` and `PLSReader`: a hand-written subset of XML 1.0 that never
 /// expands anything but the five predefined entities and numeric character references, refuses
 /// any DOCTYPE, ENTITY, CDATA or processing instruction (an XML declaration at the very start
 /// excepted) and any element or attribute outside its `MarkupVocabulary`, and bounds what a
-/// hostile document can cost (`MarkupLimits`). Every refusal is a `MarkupError` with its place.
+/// hostile document can cost (`MarkupLimits`). Every refusal is a `TextError` with its place.
 /// Namespaces are not resolved: prefixed names are compared as written.
 struct MarkupReader {
-    static func read(_ document: String, _ vocabulary: MarkupVocabulary, limits: MarkupLimits) throws(MarkupError) -> MarkupElement {
+    static func read(_ document: String, _ vocabulary: MarkupVocabulary, limits: MarkupLimits) throws(TextError) -> MarkupElement {
         let bytes = document.utf8.count
         guard bytes <= limits.maxInputBytes else {
-            throw MarkupError(message: "the document has \(bytes) bytes; at most \(limits.maxInputBytes) are accepted")
+            throw TextError(message: "the document has \(bytes) bytes; at most \(limits.maxInputBytes) are accepted")
         }
         var reader = MarkupReader(document, vocabulary, limits: limits)
         do {
             return try reader.parseDocument()
-        } catch let error as MarkupError {
+        } catch let error as TextError {
             throw error
         } catch {
-            throw MarkupError(message: "\(error)")
+            throw TextError(message: "\(error)")
         }
     }
 
@@ -102,32 +88,19 @@ struct MarkupReader {
     private let scalars: [Unicode.Scalar]
     private let limits: MarkupLimits
     private var index = 0
-    /// Offsets where each line starts, for line/column in messages.
-    private let lineStarts: [Int]
+    private let lines: LineIndex
 
     private init(_ document: String, _ vocabulary: MarkupVocabulary, limits: MarkupLimits) {
         self.vocabulary = vocabulary
         self.scalars = Array(document.unicodeScalars)
         self.limits = limits
-        var starts = [0]
-        for (offset, scalar) in scalars.enumerated() where scalar == "\n" { starts.append(offset + 1) }
-        self.lineStarts = starts
+        lines = LineIndex(scalars)
     }
 
     // MARK: Positions and errors
 
-    private func position(_ offset: Int) -> (line: Int, column: Int) {
-        var low = 0, high = lineStarts.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
-        }
-        return (low + 1, offset - lineStarts[low] + 1)
-    }
-
-    private func error(_ message: String, at offset: Int? = nil) -> MarkupError {
-        let (line, column) = position(min(offset ?? index, scalars.count))
-        return MarkupError(message: message, line: line, column: column)
+    private func error(_ message: String, at offset: Int? = nil) -> TextError {
+        lines.error(message, at: offset ?? index)
     }
 
     // MARK: Scanning
@@ -340,7 +313,7 @@ struct MarkupReader {
     }
 
     private func describe(_ offset: Int) -> String {
-        let (line, column) = position(offset)
+        let (line, column) = lines.position(of: offset)
         return "opened at line \(line), column \(column)"
     }
 
@@ -414,7 +387,7 @@ struct MarkupReader {
                 "unknown element <\(name)> (accepted: \(vocabulary.attributes.keys.sorted().joined(separator: ", ")))",
                 at: start)
         }
-        let (line, column) = position(start)
+        let (line, column) = lines.position(of: start)
         var element = MarkupElement(name: name, line: line, column: column)
         while true {
             let hadSpace = current.map(Self.isSpace) ?? false

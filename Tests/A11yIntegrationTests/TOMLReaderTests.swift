@@ -1,8 +1,9 @@
 @testable import A11yDaemon
+import A11yPronunciation
 import Testing
 
 @Suite struct TOMLReaderTests {
-    private func read(_ text: String) throws(TOMLError) -> TOMLTable { try TOMLReader.read(text) }
+    private func read(_ text: String) throws(TextError) -> TOMLTable { try TOMLReader.read(text) }
 
     @Test func everyValueKindIsRead() throws {
         let table = try read("""
@@ -160,7 +161,7 @@ import Testing
         ("\"a.b\" = 1\na.b = 2\n\"a b\" = 3\n\"a b\" = 4", "line 4, column 1: '\"a b\"' is defined twice"),
     ])
     func refusalsNameTheLineAndColumn(text: String, message: String) {
-        #expect(throws: TOMLError.self) { try read(text) }
+        #expect(throws: TextError.self) { try read(text) }
         do {
             _ = try read(text)
         } catch {
@@ -185,7 +186,7 @@ import Testing
             #expect(error.located == "line 1, column 37: arrays nested more than 32 deep")
         }
         // A text made only of brackets cannot exhaust the stack either.
-        #expect(throws: TOMLError.self) { try read("a = " + String(repeating: "[", count: 100_000)) }
+        #expect(throws: TextError.self) { try read("a = " + String(repeating: "[", count: 100_000)) }
         let allowed = "a = " + String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
         #expect((try? read(allowed)) != nil)
     }

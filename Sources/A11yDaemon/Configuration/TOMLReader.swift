@@ -1,3 +1,5 @@
+import A11yPronunciation
+
 /// A value of the TOML subset a11yd's configuration is written in (see `TOMLReader`).
 enum TOMLValue: Sendable, Equatable {
     case string(String)
@@ -31,20 +33,6 @@ struct TOMLTable: Sendable, Equatable {
     }
 }
 
-/// Why a TOML text was refused: a sentence and, unless the whole text is at fault (too large),
-/// the 1-based line and column (Unicode scalars) where reading stopped.
-struct TOMLError: Error, Sendable, Equatable {
-    var message: String
-    var line: Int?
-    var column: Int?
-
-    /// "line 3, column 5: message", or the message alone.
-    var located: String {
-        guard let line, let column else { return message }
-        return "line \(line), column \(column): \(message)"
-    }
-}
-
 /// A strict reader for the part of TOML 1.0 a configuration file needs: comments, `[table]` and
 /// `[dotted.table]` headers, bare, quoted and dotted keys, basic strings (with escapes) and literal
 /// strings on one line, integers (decimal, `0x`, `0o`, `0b`, with `_` between digits), floats
@@ -52,17 +40,17 @@ struct TOMLError: Error, Sendable, Equatable {
 /// What a11yd does not need is refused by name rather than half-read: dates and times, inline
 /// tables, arrays of tables and multi-line strings. So is everything TOML itself forbids
 /// (a key or table defined twice, leading zeros, an integer beyond 64 bits, a control character).
-/// Every refusal is a `TOMLError` with its place.
+/// Every refusal is a `TextError` with its place.
 struct TOMLReader {
     /// Whole text, UTF-8 bytes: far beyond any configuration, and a bound on what a file costs.
     static let maxInputBytes = 1 << 20
     /// Arrays nested in arrays, at most.
     static let maxDepth = 32
 
-    static func read(_ text: String) throws(TOMLError) -> TOMLTable {
+    static func read(_ text: String) throws(TextError) -> TOMLTable {
         let bytes = text.utf8.count
         guard bytes <= maxInputBytes else {
-            throw TOMLError(message: "the text has \(bytes) bytes; at most \(maxInputBytes) are accepted")
+            throw TextError(message: "the text has \(bytes) bytes; at most \(maxInputBytes) are accepted")
         }
         var reader = TOMLReader(text)
         try reader.readDocument()
@@ -71,8 +59,7 @@ struct TOMLReader {
 
     private let scalars: [Unicode.Scalar]
     private var index = 0
-    /// Offsets where each line starts, for line/column in messages.
-    private let lineStarts: [Int]
+    private let lines: LineIndex
 
     private var root = TOMLTable()
     /// The table the next key/value pairs go to: the last header's, or the root.
@@ -84,21 +71,13 @@ struct TOMLReader {
 
     private init(_ text: String) {
         scalars = Array(text.unicodeScalars)
-        var starts = [0]
-        for (offset, scalar) in scalars.enumerated() where scalar == "\n" { starts.append(offset + 1) }
-        lineStarts = starts
+        lines = LineIndex(scalars)
     }
 
     // MARK: Positions and errors
 
-    private func error(_ message: String, at offset: Int? = nil) -> TOMLError {
-        let offset = min(offset ?? index, scalars.count)
-        var low = 0, high = lineStarts.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
-        }
-        return TOMLError(message: message, line: low + 1, column: offset - lineStarts[low] + 1)
+    private func error(_ message: String, at offset: Int? = nil) -> TextError {
+        lines.error(message, at: offset ?? index)
     }
 
     /// What is at the reading position, for "expected …, found …".
@@ -129,7 +108,7 @@ struct TOMLReader {
     }
 
     /// A comment runs to the end of the line; it may hold any character but controls other than tab.
-    private mutating func skipComment() throws(TOMLError) {
+    private mutating func skipComment() throws(TextError) {
         guard current == "#" else { return }
         while let s = current, s != "\n", s != "\r" {
             if isForbiddenControl(s) { throw error("control character U+\(hex(s)) in a comment") }
@@ -138,7 +117,7 @@ struct TOMLReader {
     }
 
     /// Blanks, an optional comment, then a line break or the end of the file.
-    private mutating func endOfLine(after what: String) throws(TOMLError) {
+    private mutating func endOfLine(after what: String) throws(TextError) {
         skipBlanks()
         try skipComment()
         guard try lineBreak() || current == nil else {
@@ -147,7 +126,7 @@ struct TOMLReader {
     }
 
     /// Consumes `\n` or `\r\n`; a lone carriage return is refused.
-    private mutating func lineBreak() throws(TOMLError) -> Bool {
+    private mutating func lineBreak() throws(TextError) -> Bool {
         if current == "\n" {
             index += 1
             return true
@@ -161,7 +140,7 @@ struct TOMLReader {
     }
 
     /// Blanks, comments and line breaks, as allowed between the values of an array.
-    private mutating func skipBlanksCommentsAndLines() throws(TOMLError) {
+    private mutating func skipBlanksCommentsAndLines() throws(TextError) {
         while true {
             skipBlanks()
             try skipComment()
@@ -175,7 +154,7 @@ struct TOMLReader {
 
     // MARK: Document
 
-    private mutating func readDocument() throws(TOMLError) {
+    private mutating func readDocument() throws(TextError) {
         if current == "\u{FEFF}" { index += 1 }
         while current != nil {
             skipBlanks()
@@ -189,7 +168,7 @@ struct TOMLReader {
     }
 
     /// `[a.b]`: the table the following pairs go to.
-    private mutating func tableHeader() throws(TOMLError) {
+    private mutating func tableHeader() throws(TextError) {
         let start = index
         index += 1
         if current == "[" {
@@ -225,7 +204,7 @@ struct TOMLReader {
     }
 
     /// `key = value`, the key relative to the current table, possibly dotted.
-    private mutating func keyValue() throws(TOMLError) {
+    private mutating func keyValue() throws(TextError) {
         let start = index
         let relative = try key()
         skipBlanks()
@@ -270,7 +249,7 @@ struct TOMLReader {
 
     /// Puts `value` at `path` (whose parents are tables); a key already there is an error, unless
     /// `replacingTable` (a header opening a table that so far was only implied).
-    private mutating func insert(_ value: TOMLValue, at path: [String], replacingTable: Bool, keyAt start: Int) throws(TOMLError) {
+    private mutating func insert(_ value: TOMLValue, at path: [String], replacingTable: Bool, keyAt start: Int) throws(TextError) {
         func put(_ table: inout TOMLTable, _ rest: ArraySlice<String>) -> Bool {
             let key = rest[rest.startIndex]
             if let existing = table[key], existing.table == nil, rest.count > 1 { return false }
@@ -302,7 +281,7 @@ struct TOMLReader {
     }
 
     /// A key: bare or quoted parts joined by dots (blanks allowed around the dots).
-    private mutating func key() throws(TOMLError) -> [String] {
+    private mutating func key() throws(TextError) -> [String] {
         var parts: [String] = []
         while true {
             switch current {
@@ -331,7 +310,7 @@ struct TOMLReader {
 
     // MARK: Values
 
-    private mutating func value(depth: Int) throws(TOMLError) -> TOMLValue {
+    private mutating func value(depth: Int) throws(TextError) -> TOMLValue {
         switch current {
         case "\"":
             if peek(1) == "\"" && peek(2) == "\"" { throw error("multi-line strings (\"\"\") are not supported") }
@@ -352,7 +331,7 @@ struct TOMLReader {
         }
     }
 
-    private mutating func boolean() throws(TOMLError) -> TOMLValue {
+    private mutating func boolean() throws(TextError) -> TOMLValue {
         let start = index
         let word = token()
         switch word {
@@ -372,7 +351,7 @@ struct TOMLReader {
         return String(view)
     }
 
-    private mutating func number() throws(TOMLError) -> TOMLValue {
+    private mutating func number() throws(TextError) -> TOMLValue {
         let start = index
         let text = token()
         let scalars = Array(text.unicodeScalars)
@@ -443,7 +422,7 @@ struct TOMLReader {
     }
 
     /// Digits with single underscores between them (`1_000`); returns them without underscores.
-    private func digitGroups(_ text: Substring, allowed: String, what: String, at start: Int) throws(TOMLError) -> String {
+    private func digitGroups(_ text: Substring, allowed: String, what: String, at start: Int) throws(TextError) -> String {
         guard let first = text.first, let last = text.last, first != "_", last != "_" else {
             throw error(text.isEmpty ? "expected digits in the \(what)" : "an underscore must be between two digits", at: start)
         }
@@ -464,7 +443,7 @@ struct TOMLReader {
     }
 
     /// `"…"` with escapes `\b \t \n \f \r \" \\ \uXXXX \UXXXXXXXX`, on one line.
-    private mutating func basicString() throws(TOMLError) -> String {
+    private mutating func basicString() throws(TextError) -> String {
         let start = index
         index += 1
         var view = String.UnicodeScalarView()
@@ -487,7 +466,7 @@ struct TOMLReader {
         }
     }
 
-    private mutating func escape() throws(TOMLError) -> Unicode.Scalar {
+    private mutating func escape() throws(TextError) -> Unicode.Scalar {
         let start = index - 1
         guard let s = current else { throw error("the string has no closing '\"'", at: start) }
         index += 1
@@ -519,7 +498,7 @@ struct TOMLReader {
     }
 
     /// `'…'`: taken as written, on one line.
-    private mutating func literalString() throws(TOMLError) -> String {
+    private mutating func literalString() throws(TextError) -> String {
         let start = index
         index += 1
         var view = String.UnicodeScalarView()
@@ -535,7 +514,7 @@ struct TOMLReader {
     }
 
     /// `[v, v, …]` over any number of lines, with comments, and a trailing comma allowed.
-    private mutating func array(depth: Int) throws(TOMLError) -> TOMLValue {
+    private mutating func array(depth: Int) throws(TextError) -> TOMLValue {
         guard depth <= Self.maxDepth else { throw error("arrays nested more than \(Self.maxDepth) deep") }
         index += 1
         var values: [TOMLValue] = []

@@ -557,16 +557,7 @@ class Bench:
         values = {k: [] for k in cases}
         for i in range(self.a.control_runs):
             for name, (start_bg, action) in cases.items():
-                self.rec.settle(300)
-                nb = self.rec.count()
-                start_bg()
-                kb = self.rec.wait_loud(nb, LOUD, 3)
-                time.sleep(0.5)
-                n0 = self.rec.count()
-                t0 = now()
-                p = action()
-                end = self.rec.wait_quiet(n0, 700, 5)
-                reap([p if isinstance(p, subprocess.Popen) else None])
+                nb, kb, end, t0 = self.silence_after(start_bg, action)
                 ok = kb is not None and end is not None
                 values[name].append(self.rec.time_of(end) - t0 if ok else None)
                 if not ok:
@@ -584,6 +575,23 @@ class Bench:
         for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl, a11y_ssip_bg, a11y_ssip_ctl):
             c.close()
         self.results["stop"] = {k: {"values": v, **stats(v)} for k, v in values.items()}
+
+    def silence_after(self, start_bg, action):
+        """Starts a background item, waits until it is heard and speaking, then runs `action` (a
+        stop or a pause) and waits for ≥ 700 ms of silence. Returns (sample count before the
+        background item, its first loud sample or None, the start of the silence or None, the time
+        `action` was issued)."""
+        self.rec.settle(300)
+        nb = self.rec.count()
+        start_bg()
+        kb = self.rec.wait_loud(nb, LOUD, 3)
+        time.sleep(0.5)
+        n0 = self.rec.count()
+        t0 = now()
+        p = action()
+        end = self.rec.wait_quiet(n0, 700, 5)
+        reap([p if isinstance(p, subprocess.Popen) else None])
+        return nb, kb, end, t0
 
     # -- pause and resume --------------------------------------------------------------------
     def controls(self):
@@ -610,16 +618,7 @@ class Bench:
         resumed = {k: [] for k in cases}
         for i in range(self.a.control_runs):
             for name, (start_bg, pause, resume) in cases.items():
-                self.rec.settle(300)
-                nb = self.rec.count()
-                start_bg()
-                kb = self.rec.wait_loud(nb, LOUD, 3)
-                time.sleep(0.5)
-                n0 = self.rec.count()
-                t0 = now()
-                p = pause()
-                end = self.rec.wait_quiet(n0, 700, 5)
-                reap([p if isinstance(p, subprocess.Popen) else None])
+                _, kb, end, t0 = self.silence_after(start_bg, pause)
                 silent = kb is not None and end is not None
                 paused[name].append(self.rec.time_of(end) - t0 if silent else None)
                 k = None

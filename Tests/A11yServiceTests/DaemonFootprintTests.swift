@@ -29,10 +29,7 @@ import Glibc
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
         try sandbox.writeConfig(config)
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
         // A client comes and goes (idle exit, when on, is armed after it), without speech.
         let client = try await TestClient.connect(path: sandbox.socketPath)
         try await client.send(RequestLine(.status, id: .number(1)))
@@ -106,10 +103,7 @@ import Glibc
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[daemon]\nidle_exit_seconds = 0\n")
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(daemon.isRunning, "idle exit is off")
         try sandbox.writeConfig("[daemon]\nidle_exit_seconds = 1\n")

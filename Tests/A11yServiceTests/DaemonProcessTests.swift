@@ -79,10 +79,7 @@ import Glibc
     @Test func sigtermFinishesEveryPendingItemAsStoppedAndRemovesItsSocket() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+        let daemon = try await sandbox.startDaemon(pulse: pulse)
         let client = try await TestClient.connect(path: sandbox.socketPath)
         let long = try await client.post(.say(longSentence))
         let second = try await client.post(.say("deuxième annonce", queue: true))
@@ -104,10 +101,7 @@ import Glibc
     @Test func sigintStopsGracefullyToo() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+        let daemon = try await sandbox.startDaemon(pulse: pulse)
         daemon.signal(SIGINT)
         let status = try await daemon.waitForExit()
         #expect(status == 0, "exit \(status): \(daemon.log)")
@@ -194,10 +188,7 @@ import Glibc
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
         try sandbox.writeConfig("[daemon]\nidle_exit_seconds = 1\n")
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+        let daemon = try await sandbox.startDaemon(pulse: pulse)
         // A connected client keeps it alive, even when nothing speaks.
         let client = try await TestClient.connect(path: sandbox.socketPath)
         let id = try await client.post(.say("bonjour"))

@@ -19,14 +19,6 @@ import Glibc
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 
-    func startDaemon(_ pulse: PrivatePulseServer, _ sandbox: Sandbox) async throws -> ChildProcess {
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath], environment: sandbox.environment(pulse: pulse),
-            logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
-        return daemon
-    }
-
     /// Asks for the status and waits for it; a daemon held up by another client would time out.
     func statusAnswers(_ client: TestClient, _ tag: String) async throws {
         try await client.send(RequestLine(.status, id: .string(tag)))
@@ -37,7 +29,7 @@ import Glibc
     @Test func linesThatNeverEndAreNeverHeldWholeAndHoldNobodyUp() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let daemon = try await startDaemon(pulse, sandbox)
+        let daemon = try await sandbox.startDaemon(pulse: pulse)
         let control = try await TestClient.connect(path: sandbox.socketPath)
         try await statusAnswers(control, "warm")
         let before = residentKiB(daemon.pid)
@@ -71,7 +63,7 @@ import Glibc
     @Test func aHundredClientsFloodingAtOnceAreEachAnsweredAndOthersStillServed() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let daemon = try await startDaemon(pulse, sandbox)
+        let daemon = try await sandbox.startDaemon(pulse: pulse)
         let control = try await TestClient.connect(path: sandbox.socketPath)
         try await statusAnswers(control, "warm")
 

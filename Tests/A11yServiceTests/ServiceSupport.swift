@@ -57,6 +57,15 @@ final class Sandbox {
         try text.write(toFile: configFile, atomically: false, encoding: .utf8)
     }
 
+    /// The built daemon on this sandbox's socket and the private PulseAudio, once it accepts.
+    func startDaemon(pulse: PrivatePulseServer, _ arguments: [String] = []) async throws -> ChildProcess {
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", socketPath] + arguments, environment: environment(pulse: pulse),
+            logPath: root + "/a11yd.log")
+        try await waitUntilAccepts(socketPath)
+        return daemon
+    }
+
     /// Environment for the daemon and a11ysay: this sandbox, the private PulseAudio, French voice.
     func environment(pulse: PrivatePulseServer) -> [String: String] {
         var env = pulse.clientEnvironment

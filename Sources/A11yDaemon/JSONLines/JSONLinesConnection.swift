@@ -16,7 +16,7 @@ struct JSONLinesConnection: Sendable {
     func handle(_ lines: LineBatch) async {
         for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
             // Backpressure: no more requests are read while this client's answers wait unread.
-            if !outbox.hasRoom { await outbox.waitForRoom() }
+            await outbox.waitForRoom()
             switch LineCodec.decodeRequest(line.readableBytesView) {
             case .failure(let failure):
                 await router.send(.failure(failure.error, to: failure.id), to: client)

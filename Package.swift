@@ -95,10 +95,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The standard library and FoundationEssentials linked in: less resident than the shared
-            // Swift libraries, which no other program on a desktop maps (issue 11).
+            exclude: ["a11yd.order"],
+            // Resident memory is mostly this binary's own pages (issue 11, docs/memory.md):
+            // - the standard library and FoundationEssentials linked in: less resident than the shared
+            //   Swift libraries, which no other program on a desktop maps;
+            // - lld, for what gold lacks: relative relocations packed (DT_RELR, glibc 2.36) instead of
+            //   a 1.3 MB table read at every start, and the order file below;
+            // - no dynamic symbol table of every Swift symbol (static-stdlib-args.lnk exports them all);
+            // - in release, the functions a daemon runs laid out together (a11yd.order, `make order-file`),
+            //   so that the kernel's 64 KiB fault-around maps them and not the code around them.
             linkerSettings: [
-                .unsafeFlags(["-static-stdlib"]),
+                .unsafeFlags([
+                    "-static-stdlib", "-use-ld=lld",
+                    "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                ]),
+                .unsafeFlags([
+                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/a11yd/a11yd.order",
+                    // Names the order file has and this build lacks are expected: it follows the code loosely.
+                    "-Xlinker", "--no-warn-symbol-ordering",
+                ], .when(configuration: .release)),
                 .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
             ]
         ),

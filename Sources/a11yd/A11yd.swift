@@ -5,7 +5,7 @@ import Glibc
 import Logging
 
 @main
-struct A11yd: AsyncParsableCommand {
+struct A11yd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "a11yd",
         abstract: "The a11yd speech daemon: VoiceOver-style announcements for Linux.",
@@ -32,12 +32,19 @@ struct A11yd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    func run() async throws {
+    func run() throws {
+        let (socket, ssipSocket, noSSIP, config, logLevel) = (socket, ssipSocket, noSSIP, config, logLevel)
+        try MainThread.wait {
+            try await Self.serve(socket: socket, ssipSocket: ssipSocket, noSSIP: noSSIP, config: config, logLevel: logLevel)
+        }
+    }
+
+    private static func serve(socket: String?, ssipSocket: String?, noSSIP: Bool, config: String?, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
         // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
         var logEnvironment = ProcessInfo.processInfo.environment
-        if !Self.stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
+        if !stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
         let environment = logEnvironment
         LoggingSystem.bootstrap { label in
             var handler = JournalLogHandler(label: label, environment: environment)

@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation soak clean install uninstall fuzz asan tsan
+.PHONY: all deps build run test bench bench-pronunciation soak order-file clean install uninstall fuzz asan tsan
 
 all: build
 
@@ -81,6 +81,16 @@ soak:
 	scripts/install-deps.sh --test
 	$(SWIFT) build -c release
 	python3 bench/soak.py --bin-dir .build/release
+
+# Sources/a11yd/a11yd.order: the functions a running a11yd executes, which the release link lays out
+# together so that fewer of the binary's pages are resident (scripts/order-file.py says how; docs/memory.md).
+# Run it again after large changes: a stale order costs memory, never correctness.
+order-file:
+	scripts/install-deps.sh --bench
+	$(SWIFT) build -c release --product a11ysay
+	$(SWIFT) build -c release --product a11yd -Xlinker -Map=.build/a11yd.map
+	python3 scripts/order-file.py --bin-dir .build/release --link-map .build/a11yd.map
+	$(SWIFT) build -c release
 
 clean:
 	rm -rf .build

@@ -286,6 +286,19 @@ def comm(pid):
         return "?"
 
 
+def link_order_coverage(binary):
+    """How much of Sources/a11yd/a11yd.order (`make order-file`) this a11yd still defines: names missing are
+    code that changed since the order was made, laid out anywhere, costing resident memory."""
+    order = os.path.join(os.path.dirname(__file__), "..", "Sources", "a11yd", "a11yd.order")
+    try:
+        names = open(order).read().split()
+        listing = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    defined = {parts[2] for parts in (line.split() for line in listing.splitlines()) if len(parts) == 3}
+    return {"names": len(names), "found": sum(1 for n in names if n in defined)}
+
+
 def memory(pid):
     """kB from /proc/PID/smaps_rollup: Rss, Pss (shared pages divided among the processes mapping them),
     RssAnon (its Anonymous: heap, stacks, dirty data), Private (Private_Clean + Private_Dirty: what ending
@@ -716,6 +729,7 @@ class Bench:
 
     def run(self):
         self.results["load_before"] = open("/proc/loadavg").read().split()[:3]
+        self.results["link_order"] = link_order_coverage(f"{self.bin}/a11yd")
         self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
         time.sleep(1)
         self.snapshot_memory("idle after start")
@@ -854,6 +868,11 @@ def markdown(r, args):
                 total = {k: sum(x.get(k) or 0 for x in rows) for k in ("Rss", "Pss", "RssAnon", "Private", "VmHWM")}
                 L.append(f"| {label} | {system} | **total** | {mib(total['Rss'])} | {mib(total['Pss'])} | "
                          f"{mib(total['RssAnon'])} | {mib(total['Private'])} | {mib(total['VmHWM'])} | |")
+    coverage = r.get("link_order")
+    if coverage:
+        L.append("")
+        L.append(f"a11yd's link order (Sources/a11yd/a11yd.order, `make order-file`): {coverage['found']} of "
+                 f"{coverage['names']} names are in this binary.")
     L.append("")
     L.append(f"#### Idle cost over {args.idle_seconds} s of silence")
     L.append("")

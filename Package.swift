@@ -91,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "a11yd",
             dependencies: [
-                "A11yDaemon",
+                "A11yDaemon", "A11yProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

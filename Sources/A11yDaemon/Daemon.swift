@@ -5,7 +5,6 @@ import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
 import A11ySSIP
-import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -20,7 +19,7 @@ public struct Daemon: Sendable {
         public var ssipSocketPath: String?
         /// Serve no SSIP at all (`--no-ssip`).
         public var ssipDisabled = false
-        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        public var environment: [String: String] = Environment.snapshot()
 
         public init(socketPath: String? = nil, configPath: String? = nil) {
             self.socketPath = socketPath

@@ -1,7 +1,6 @@
 import A11yCore
 import A11yPronunciation
 import CEspeakNG
-import FoundationEssentials
 
 extension EspeakSession {
     /// libespeak-ng reads `[[…]]` in `espeak_TextToPhonemes` only while its global "phoneme input"
@@ -42,13 +41,18 @@ extension EspeakSession {
     func allMnemonics() throws -> [String] {
         try requireInitialized()
         if let mnemonicList { return mnemonicList }
-        let path = dataPathInUse() + "/phontab"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SpeechError(.engineFailed, "cannot read eSpeak phoneme tables at \(path)")
-        }
-        let list = Self.parsePhontab([UInt8](data))
+        let list = try Self.mnemonics(inPhontabAt: dataPathInUse() + "/phontab")
         mnemonicList = list
         return list
+    }
+
+    /// The mnemonics of the `phontab` file at `path`; a missing or unreadable file is the engine's failure.
+    static func mnemonics(inPhontabAt path: String) throws -> [String] {
+        // 56 KB in eSpeak-NG 1.51; the limit only guards against a wrong path.
+        guard let bytes = try? TextFile.bytes(path, limit: 16 << 20) else {
+            throw SpeechError(.engineFailed, "cannot read eSpeak phoneme tables at \(path)")
+        }
+        return parsePhontab(bytes)
     }
 
     /// The layout of `phontab` (espeak-ng synthdata.c, `LoadPhData`): a count of tables (byte 0,

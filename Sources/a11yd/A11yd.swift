@@ -1,6 +1,6 @@
 import A11yDaemon
+import A11yProtocol
 import ArgumentParser
-import FoundationEssentials
 import Glibc
 import Logging
 
@@ -43,7 +43,7 @@ struct A11yd: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
         // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
-        var logEnvironment = ProcessInfo.processInfo.environment
+        var logEnvironment = Environment.snapshot()
         if !stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
         let environment = logEnvironment
         LoggingSystem.bootstrap { label in

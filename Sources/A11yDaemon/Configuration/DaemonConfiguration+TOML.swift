@@ -1,10 +1,10 @@
 import A11yPronunciation
-import FoundationEssentials
+import A11yProtocol
 
 extension DaemonConfiguration {
     /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml`.
-    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+    public static func defaultPath(environment: [String: String] = Environment.snapshot()) -> String {
+        let home = HomeFolder.current(environment: environment)
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         return configHome + "/a11yd/a11yd.toml"
     }

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import A11yProtocol
 import Glibc
 import Logging
 
@@ -11,7 +11,7 @@ public struct JournalLogHandler: LogHandler {
     private let label: String
     private let toJournal: Bool
 
-    public init(label: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(label: String, environment: [String: String] = Environment.snapshot()) {
         self.label = label
         // systemd sets JOURNAL_STREAM to the device:inode of the journal stream it gave us.
         self.toJournal = environment["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
@@ -31,7 +31,7 @@ public struct JournalLogHandler: LogHandler {
         if toJournal {
             line = "<\(Self.syslogPriority(event.level))>\(text)\n"
         } else {
-            let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+            let stamp = LogTimestamp.now()
             line = "\(stamp) \(event.level) \(label): \(text)\n"
         }
         // Straight to fd 2, the whole line in one write(2) when the kernel takes it at once.

@@ -1,5 +1,4 @@
 import A11yCore
-import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -19,10 +18,9 @@ public final class LexiconStore: Sendable {
         }
         /// `lexicon.pls` and `lexicons/` in a11yd's configuration folder (`$XDG_CONFIG_HOME/a11yd`).
         public init(configurationDirectory: String) {
-            let base = URL(fileURLWithPath: configurationDirectory)
             self.init(
-                userFile: base.appendingPathComponent("lexicon.pls").path,
-                directory: base.appendingPathComponent("lexicons").path)
+                userFile: Path.joined(configurationDirectory, "lexicon.pls"),
+                directory: Path.joined(configurationDirectory, "lexicons"))
         }
     }
 
@@ -129,13 +127,14 @@ public final class LexiconStore: Sendable {
     }
 
     private func directoryFiles(_ problems: inout [LexiconFileError]) -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: location.directory) else { return [] }
+        // No folder (or none readable): no lexicons from it, as before it is made.
+        guard let names = try? Directory.names(in: location.directory) else { return [] }
         let files = names.filter { $0.hasSuffix(".pls") && !$0.hasPrefix(".") }.sorted()
         if files.count > Self.maxFiles {
             problems.append(LexiconFileError(
                 path: location.directory, message: "\(files.count) lexicons; only the first \(Self.maxFiles) are read"))
         }
-        return files.prefix(Self.maxFiles).map { URL(fileURLWithPath: location.directory).appendingPathComponent($0).path }
+        return files.prefix(Self.maxFiles).map { Path.joined(location.directory, $0) }
     }
 
     /// The file's lexicon; nil when the file does not exist.
@@ -159,13 +158,13 @@ public final class LexiconStore: Sendable {
     /// Writes `document` to a temporary file beside `path`, flushes it to disk and renames it over
     /// `path`: a reader (or a crash) sees the old file or the new one, never half of one.
     static func writeAtomically(_ document: String, to path: String) throws(LexiconFileError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let folder = Path.parent(of: path)
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Directory.make(folder)
         } catch {
-            throw LexiconFileError(path: path, message: "cannot create \(folder): \(error)")
+            throw LexiconFileError(path: path, message: "cannot create \(error)")
         }
-        let name = URL(fileURLWithPath: path).lastPathComponent
+        let name = Path.lastComponent(of: path)
         let temporary = folder + "/.\(name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw LexiconFileError(path: path, message: "cannot create \(temporary): \(String(cString: strerror(errno)))") }

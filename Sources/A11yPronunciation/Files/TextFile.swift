@@ -4,7 +4,7 @@ import Glibc
 
 /// Reads the small UTF-8 text files the daemon is given (its configuration, the user's lexicons),
 /// bounded: only a regular file is read (a FIFO or a device named by mistake could block or never
-/// end), and at most `limit` bytes of it.
+/// end), and at most `limit` bytes of it. `bytes` reads a binary file (eSpeak's phoneme tables) the same way.
 public enum TextFile {
     public enum Failure: Error, Sendable, Equatable {
         /// It exists but cannot be opened or read: the system's reason.
@@ -17,6 +17,13 @@ public enum TextFile {
 
     /// The file's text, or nil when there is no such file.
     public static func read(_ path: String, limit: Int) throws(Failure) -> String? {
+        guard let bytes = try bytes(path, limit: limit) else { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
+        return text
+    }
+
+    /// The file's bytes, or nil when there is no such file (never `.notUTF8`).
+    public static func bytes(_ path: String, limit: Int) throws(Failure) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
@@ -38,7 +45,6 @@ public enum TextFile {
             bytes += chunk[..<got]
         }
         guard bytes.count <= limit else { throw .largerThan(limit) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
-        return text
+        return bytes
     }
 }

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The folders the daemon reads and makes (the user's lexicons), over opendir(3) and mkdir(2).
+public enum Directory {
+    /// A folder that could not be listed or made, and the system's reason.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public let path: String
+        public let code: Int32
+        public var description: String { "\(path): \(String(cString: strerror(code)))" }
+    }
+
+    /// The names in `folder`, hidden ones included but not "." and "..", in the order the file
+    /// system gives them (callers sort).
+    public static func names(in folder: String) throws(Failure) -> [String] {
+        guard let stream = opendir(folder) else { throw Failure(path: folder, code: errno) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw Failure(path: folder, code: errno) }
+                return names
+            }
+            // d_name is a fixed C array, NUL-terminated within it.
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// Makes `folder` and its missing parents (`mkdir -p`) with `mode` (less the umask); folders that
+    /// already exist are left as they are. Fails on the first one that cannot be made, naming it.
+    public static func make(_ folder: String, mode: mode_t = 0o777) throws(Failure) {
+        var path = folder.hasPrefix("/") ? "/" : ""
+        for component in folder.split(separator: "/", omittingEmptySubsequences: true) {
+            path += (path.isEmpty || path == "/" ? "" : "/") + component
+            guard mkdir(path, mode) != 0 else { continue }
+            let code = errno
+            guard code == EEXIST else { throw Failure(path: path, code: code) }
+            // Something by that name already: fine if it is a folder (or a link to one).
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw Failure(path: path, code: ENOTDIR) }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import A11yCore
+@testable import A11yPronunciation
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Paths, folders and files without Foundation: what LexiconStore and the engine read and write.
+@Suite struct FilesTests {
+    func temporaryFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("a11yd-files-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test(arguments: [
+        ("/a/b", "c", "/a/b/c"), ("/a/b/", "c", "/a/b/c"), ("/a/b///", "c", "/a/b/c"), ("/", "c", "/c"),
+        ("//", "c", "/c"), ("", "c", "c"), ("a", "c", "a/c"), (".", "lexicons", "./lexicons"),
+    ])
+    func joining(folder: String, name: String, joined: String) {
+        #expect(Path.joined(folder, name) == joined)
+    }
+
+    @Test(arguments: [
+        ("/a/b/c", "/a/b", "c"), ("/a/b/c/", "/a/b", "c"), ("/a//b", "/a", "b"), ("/a", "/", "a"), ("/", "/", "/"),
+        ("//", "/", "/"), ("a/b", "a", "b"), ("b", ".", "b"), ("", ".", ""),
+    ])
+    func parentAndLastComponent(path: String, parent: String, last: String) {
+        #expect(Path.parent(of: path) == parent, "parent of '\(path)'")
+        #expect(Path.lastComponent(of: path) == last, "last component of '\(path)'")
+    }
+
+    /// For the absolute paths the daemon uses, the same answers as the URL calls they replace.
+    @Test(arguments: ["/a/b/c", "/a/b/c/", "/a/b", "/a", "/root/.config/a11yd/lexicon.pls"])
+    func absolutePathsAsURLDidThem(path: String) {
+        let url = URL(fileURLWithPath: path)
+        #expect(Path.parent(of: path) == url.deletingLastPathComponent().path)
+        #expect(Path.lastComponent(of: path) == url.lastPathComponent)
+        #expect(Path.joined(path, "x.pls") == url.appendingPathComponent("x.pls").path)
+    }
+
+    @Test func listingSkipsOnlyDotAndDotDot() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["b.pls", "a.pls", ".hidden.pls", "notes.txt"] {
+            #expect(FileManager.default.createFile(atPath: folder + "/" + name, contents: Data("x".utf8)))
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/sub.pls", withIntermediateDirectories: false)
+        #expect(try Directory.names(in: folder).sorted() == [".hidden.pls", "a.pls", "b.pls", "notes.txt", "sub.pls"])
+        #expect(try Directory.names(in: folder + "/sub.pls") == [])
+
+        let missing = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/none") }
+        #expect(missing == Directory.Failure(path: folder + "/none", code: ENOENT))
+        #expect(missing?.description == "\(folder)/none: No such file or directory")
+        let notAFolder = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/a.pls") }
+        #expect(notAFolder?.code == ENOTDIR)
+    }
+
+    @Test func makeCreatesEveryMissingFolderAndAcceptsExistingOnes() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let nested = folder + "/one/two//three/"
+        try Directory.make(nested)
+        var info = stat()
+        #expect(stat(folder + "/one/two/three", &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
+        try Directory.make(nested)
+        try Directory.make(folder)
+        try Directory.make("/")
+
+        #expect(FileManager.default.createFile(atPath: folder + "/file", contents: nil))
+        let inTheWay = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub") }
+        #expect(inTheWay == Directory.Failure(path: folder + "/file", code: ENOTDIR))
+        #expect(inTheWay?.description == "\(folder)/file: Not a directory")
+        let beneathAFile = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub/deeper") }
+        #expect(beneathAFile?.path == folder + "/file")
+    }
+
+    @Test func makeOfARelativePathStaysRelative() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let previous = FileManager.default.currentDirectoryPath
+        #expect(chdir(folder) == 0)
+        defer { _ = chdir(previous) }
+        try Directory.make("x/y")
+        #expect(try Directory.names(in: folder + "/x") == ["y"])
+    }
+
+    @Test func bytesOfAFileAndTheSameFailuresAsText() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let binary: [UInt8] = [0, 0xff, 0xfe, 10, 0x80]
+        #expect(FileManager.default.createFile(atPath: folder + "/bin", contents: Data(binary)))
+        #expect(try TextFile.bytes(folder + "/bin", limit: 5) == binary)
+        #expect(throws: TextFile.Failure.notUTF8) { try TextFile.read(folder + "/bin", limit: 5) }
+        #expect(throws: TextFile.Failure.largerThan(4)) { try TextFile.bytes(folder + "/bin", limit: 4) }
+        #expect(try TextFile.bytes(folder + "/none", limit: 5) == nil)
+        #expect(try TextFile.bytes(folder + "/bin/below", limit: 5) == nil)
+        #expect(throws: TextFile.Failure.notARegularFile) { try TextFile.bytes(folder, limit: 5) }
+        #expect(symlink("loop", folder + "/loop") == 0)
+        #expect(throws: TextFile.Failure.unreadable("Too many levels of symbolic links")) {
+            try TextFile.bytes(folder + "/loop", limit: 5)
+        }
+    }
+
+    /// The lexicon folder as LexiconStore reads it: only `*.pls` that are not hidden, by name; the
+    /// user's file first. Its errors for unreadable files and for a folder it cannot make.
+    @Test func theStoreReadsVisiblePLSFilesByNameAndSaysWhatFailed() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = LexiconStore(location: .init(configurationDirectory: folder + "/"))
+        #expect(store.location == .init(userFile: folder + "/lexicon.pls", directory: folder + "/lexicons"))
+        #expect(store.reload().isEmpty, "no folder, no user file: nothing, no error")
+
+        func lexicon(_ grapheme: String) -> String {
+            PLS.document(Lexicon(entries: [LexiconEntry(grapheme: grapheme, pronunciation: .alias(grapheme + "!"))]))
+        }
+        try Directory.make(folder + "/lexicons")
+        for name in ["b.pls", "a.pls", ".hidden.pls", "notes.txt", "c.pls.bak"] {
+            try LexiconStore.writeAtomically(lexicon(name), to: folder + "/lexicons/" + name)
+        }
+        try LexiconStore.writeAtomically(lexicon("user"), to: folder + "/lexicon.pls")
+        #expect(store.reload().isEmpty)
+        #expect(store.sources.map(\.path) == [folder + "/lexicon.pls", folder + "/lexicons/a.pls", folder + "/lexicons/b.pls"])
+        #expect(try Directory.names(in: folder + "/lexicons").filter { $0.hasSuffix(".tmp") } == [], "no temporary file left")
+
+        // A file written into folders that do not exist yet makes them.
+        try LexiconStore.writeAtomically(lexicon("deep"), to: folder + "/new/deeper/lexicon.pls")
+        #expect(try LexiconStore.read(folder + "/new/deeper/lexicon.pls")?.entries.count == 1)
+
+        #expect(try LexiconStore.read(folder + "/none.pls") == nil, "a missing file is no lexicon, not an error")
+        let directory = #expect(throws: LexiconFileError.self) { try LexiconStore.read(folder + "/lexicons") }
+        #expect(directory?.description == "\(folder)/lexicons: is not a regular file")
+        #expect(symlink("loop.pls", folder + "/loop.pls") == 0)
+        let loop = #expect(throws: LexiconFileError.self) { try LexiconStore.read(folder + "/loop.pls") }
+        #expect(loop?.description == "\(folder)/loop.pls: cannot be read: Too many levels of symbolic links")
+        let blocked = #expect(throws: LexiconFileError.self) {
+            try LexiconStore.writeAtomically(lexicon("x"), to: folder + "/lexicons/a.pls/inside/lexicon.pls")
+        }
+        #expect(blocked?.description == "\(folder)/lexicons/a.pls/inside/lexicon.pls: cannot create \(folder)/lexicons/a.pls: Not a directory")
+    }
+}

@@ -92,7 +92,7 @@ enum Autospawn {
 
     /// `$XDG_STATE_HOME/a11yd/a11yd.log`, default `~/.local/state/a11yd/a11yd.log`; the folder is created.
     static func logFile(environment: [String: String]) throws -> String {
-        let home = homeFolder(environment)
+        let home = HomeFolder.current(environment: environment)
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state"
         let folder = state + "/a11yd"
         try makeFolder(folder)
@@ -164,7 +164,7 @@ struct ClientSettings {
     var autospawn: Bool?
 
     static func load(environment: [String: String]) -> ClientSettings {
-        let home = Autospawn.homeFolder(environment)
+        let home = HomeFolder.current(environment: environment)
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         let path = configHome + "/a11yd/a11yd.toml"
         var settings = ClientSettings(path: path)
@@ -221,12 +221,6 @@ extension Autospawn {
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    static func homeFolder(_ environment: [String: String]) -> String {
-        if let home = environment["HOME"], !home.isEmpty { return home }
-        if let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir { return String(cString: folder) }
-        return "/"
     }
 
     /// A small text file's contents, or nil if it cannot be read.

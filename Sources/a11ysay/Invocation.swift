@@ -142,7 +142,7 @@ struct Invocation {
             return nil
         }
         do {
-            try Autospawn.ensureRunning(socketPath: path, environment: Self.wholeEnvironment())
+            try Autospawn.ensureRunning(socketPath: path, environment: Environment.snapshot())
         } catch {
             printError("cannot reach a11yd at \(path) (\(refused.description)); autospawn failed: \(Self.describe(error))")
             return nil
@@ -240,17 +240,4 @@ struct Invocation {
         return result
     }
 
-    /// The whole process environment, from `environ`: for autospawn, which hands it to the daemon.
-    static func wholeEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let pair = String(cString: pointer)
-            if let equals = pair.firstIndex(of: "=") {
-                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return result
-    }
 }

@@ -28,6 +28,10 @@ let package = Package(
             dependencies: [.product(name: "DequeModule", package: "swift-collections")]
         ),
 
+        // The operating system without Foundation, one small type per concept: paths, folders, bounded
+        // file reads, the environment, the home folder (Glibc underneath).
+        .target(name: "A11ySystem"),
+
         // Thin C edges.
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
@@ -35,7 +39,7 @@ let package = Package(
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
             name: "A11yEngine",
-            dependencies: ["A11yCore", "A11yPronunciation", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11yPronunciation", "A11ySystem", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
@@ -45,13 +49,13 @@ let package = Package(
 
         // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
-        .target(name: "A11yPronunciation", dependencies: ["A11yCore"]),
+        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11ySystem"]),
 
         // What every front end shares: its socket, peer check, accept loop and shutdown.
         .target(
             name: "A11yFrontEnd",
             dependencies: [
-                "A11yProtocol",
+                "A11yProtocol", "A11ySystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -80,7 +84,7 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd",
+                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "a11yd",
             dependencies: [
-                "A11yDaemon", "A11yProtocol",
+                "A11yDaemon", "A11ySystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -120,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "a11ysay",
             dependencies: [
-                "A11yProtocol", "A11yCore",
+                "A11yProtocol", "A11yCore", "A11ySystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Starts like a C program: one static executable (standard library, FoundationEssentials,
@@ -156,13 +160,13 @@ let package = Package(
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
         .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
-        .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore"]),
+        .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon"]),
         .testTarget(
             name: "A11yIntegrationTests",
-            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11yTestSupport"]
+            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

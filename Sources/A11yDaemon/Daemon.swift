@@ -5,6 +5,7 @@ import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
 import A11ySSIP
+import A11ySystem
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -52,7 +53,7 @@ public struct Daemon: Sendable {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
-        let lexicon = LexiconStore(location: .init(configurationDirectory: Folder.parent(of: configPath)))
+        let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
             logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
         }

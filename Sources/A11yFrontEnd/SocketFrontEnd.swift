@@ -1,4 +1,5 @@
 import A11yProtocol
+import A11ySystem
 import Logging
 import NIOCore
 import NIOPosix
@@ -161,7 +162,7 @@ public enum SocketFile {
     /// Makes the missing folders (0700) and clears a stale socket file. Returns false when a live
     /// server answers at `path`: its socket is left alone.
     public static func prepare(path: String) throws -> Bool {
-        try Folder.make(Folder.parent(of: path))
+        try Directory.make(Path.parent(of: path), mode: 0o700)
         var status = stat()
         guard lstat(path, &status) == 0 else { return true }
         if SocketProbe.accepts(path: path) { return false }
@@ -174,7 +175,7 @@ public enum SocketFile {
     /// to `path`.
     public static func stagingPath(for path: String) throws -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? "socket"
-        let staging = Folder.parent(of: path) + "/.\(name).\(getpid())"
+        let staging = Path.parent(of: path) + "/.\(name).\(getpid())"
         guard UnixSocketAddress(path: staging) != nil else {
             throw SocketFileError(path: path, errno: ENAMETOOLONG)
         }

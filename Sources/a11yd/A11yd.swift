@@ -1,5 +1,5 @@
 import A11yDaemon
-import A11yProtocol
+import A11ySystem
 import ArgumentParser
 import Glibc
 import Logging

@@ -1,5 +1,6 @@
 import A11yCore
 import A11yProtocol
+import A11ySystem
 
 #if canImport(Glibc)
 import Glibc
@@ -41,7 +42,7 @@ enum Autospawn {
     /// Returns the pid of the daemon it started, or nil when one was already there.
     @discardableResult
     static func ensureRunning(socketPath path: String, environment: [String: String]) throws -> Int32? {
-        let folder = Folder.parent(of: path)
+        let folder = Path.parent(of: path)
         try makeFolder(folder)
         let lockPath = folder + "/autospawn.lock"
         let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -80,7 +81,7 @@ enum Autospawn {
     /// `a11yd` next to this `a11ysay` (as `make install` and `swift build` put them), else on PATH.
     static func findDaemon(environment: [String: String]) throws -> String {
         if let me = readLink("/proc/self/exe") {
-            let beside = Folder.parent(of: me) + "/a11yd"
+            let beside = Path.parent(of: me) + "/a11yd"
             if access(beside, X_OK) == 0 { return beside }
         }
         for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
@@ -101,7 +102,7 @@ enum Autospawn {
 
     static func makeFolder(_ folder: String) throws {
         do {
-            try Folder.make(folder)
+            try Directory.make(folder, mode: 0o700)
         } catch {
             throw Failure(description: error.description)
         }

@@ -1,4 +1,5 @@
 import A11yDaemon
+import A11ySystem
 import Foundation
 import Testing
 

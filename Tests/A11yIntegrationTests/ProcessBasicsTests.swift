@@ -1,5 +1,6 @@
 @testable import A11yDaemon
 import A11yProtocol
+import A11ySystem
 import Foundation
 import Testing
 

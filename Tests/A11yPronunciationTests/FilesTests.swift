@@ -1,5 +1,6 @@
 import A11yCore
 @testable import A11yPronunciation
+import A11ySystem
 import Foundation
 import Testing
 
@@ -52,8 +53,8 @@ import Glibc
         #expect(try Directory.names(in: folder + "/sub.pls") == [])
 
         let missing = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/none") }
-        #expect(missing == Directory.Failure(path: folder + "/none", code: ENOENT))
-        #expect(missing?.description == "\(folder)/none: No such file or directory")
+        #expect(missing == Directory.Failure(.list, path: folder + "/none", code: ENOENT))
+        #expect(missing?.description == "cannot list \(folder)/none: No such file or directory")
         let notAFolder = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/a.pls") }
         #expect(notAFolder?.code == ENOTDIR)
     }
@@ -71,8 +72,8 @@ import Glibc
 
         #expect(FileManager.default.createFile(atPath: folder + "/file", contents: nil))
         let inTheWay = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub") }
-        #expect(inTheWay == Directory.Failure(path: folder + "/file", code: ENOTDIR))
-        #expect(inTheWay?.description == "\(folder)/file: Not a directory")
+        #expect(inTheWay == Directory.Failure(.make, path: folder + "/file", code: ENOTDIR))
+        #expect(inTheWay?.description == "cannot create \(folder)/file: Not a directory")
         let beneathAFile = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub/deeper") }
         #expect(beneathAFile?.path == folder + "/file")
     }

@@ -1,6 +1,7 @@
 import A11yCore
 
 @testable import A11yPronunciation
+import A11ySystem
 import Foundation
 import Testing
 

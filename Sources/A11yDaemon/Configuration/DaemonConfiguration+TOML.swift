@@ -1,5 +1,6 @@
 import A11yPronunciation
 import A11yProtocol
+import A11ySystem
 
 extension DaemonConfiguration {
     /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml`.

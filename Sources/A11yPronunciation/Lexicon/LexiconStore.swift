@@ -1,4 +1,5 @@
 import A11yCore
+import A11ySystem
 import Glibc
 import Synchronization
 
@@ -162,7 +163,7 @@ public final class LexiconStore: Sendable {
         do {
             try Directory.make(folder)
         } catch {
-            throw LexiconFileError(path: path, message: "cannot create \(error)")
+            throw LexiconFileError(path: path, message: "\(error)")
         }
         let name = Path.lastComponent(of: path)
         let temporary = folder + "/.\(name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp"

@@ -2,25 +2,37 @@
 import Glibc
 #endif
 
-/// The folders the daemon reads and makes (the user's lexicons), over opendir(3) and mkdir(2).
+/// The folders a11yd and a11ysay read and make (the user's lexicons, the sockets' and the log's
+/// folders), over opendir(3) and mkdir(2).
 public enum Directory {
     /// A folder that could not be listed or made, and the system's reason.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Operation: Sendable, Equatable { case list, make }
+        public let operation: Operation
         public let path: String
         public let code: Int32
-        public var description: String { "\(path): \(String(cString: strerror(code)))" }
+
+        public init(_ operation: Operation, path: String, code: Int32) {
+            self.operation = operation
+            self.path = path
+            self.code = code
+        }
+
+        public var description: String {
+            "cannot \(operation == .list ? "list" : "create") \(path): \(String(cString: strerror(code)))"
+        }
     }
 
     /// The names in `folder`, hidden ones included but not "." and "..", in the order the file
     /// system gives them (callers sort).
     public static func names(in folder: String) throws(Failure) -> [String] {
-        guard let stream = opendir(folder) else { throw Failure(path: folder, code: errno) }
+        guard let stream = opendir(folder) else { throw Failure(.list, path: folder, code: errno) }
         defer { closedir(stream) }
         var names: [String] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw Failure(path: folder, code: errno) }
+                if errno != 0 { throw Failure(.list, path: folder, code: errno) }
                 return names
             }
             // d_name is a fixed C array, NUL-terminated within it.
@@ -39,10 +51,10 @@ public enum Directory {
             path += (path.isEmpty || path == "/" ? "" : "/") + component
             guard mkdir(path, mode) != 0 else { continue }
             let code = errno
-            guard code == EEXIST else { throw Failure(path: path, code: code) }
+            guard code == EEXIST else { throw Failure(.make, path: path, code: code) }
             // Something by that name already: fine if it is a folder (or a link to one).
             var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw Failure(path: path, code: ENOTDIR) }
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw Failure(.make, path: path, code: ENOTDIR) }
         }
     }
 }

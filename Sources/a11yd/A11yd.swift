@@ -43,11 +43,12 @@ struct A11yd: ParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
         // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
-        var logEnvironment = Environment.snapshot()
+        // One snapshot of the environment for the whole daemon: logging reads it here, the rest through Options.
+        let environment = Environment.snapshot()
+        var logEnvironment = environment
         if !stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
-        let environment = logEnvironment
-        LoggingSystem.bootstrap { label in
-            var handler = JournalLogHandler(label: label, environment: environment)
+        LoggingSystem.bootstrap { [logEnvironment] label in
+            var handler = JournalLogHandler(label: label, environment: logEnvironment)
             handler.logLevel = level
             return handler
         }
@@ -56,6 +57,7 @@ struct A11yd: ParsableCommand {
             var options = Daemon.Options(socketPath: socket, configPath: config)
             options.ssipSocketPath = ssipSocket
             options.ssipDisabled = noSSIP
+            options.environment = environment
             try await Daemon(options: options, logger: logger).run()
         } catch {
             logger.critical("a11yd cannot run: \(error)")

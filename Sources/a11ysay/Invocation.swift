@@ -240,5 +240,4 @@ struct Invocation {
         }
         return result
     }
-
 }

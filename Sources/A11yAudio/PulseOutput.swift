@@ -204,7 +204,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         let played = t.played(atStreamFrame: position)
         track = t
         return PlaybackProgress(
-            playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isFinished,
+            playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isPlayedToTheEnd,
             isConnected: connection.isConnected)
     }
 

@@ -34,9 +34,15 @@ struct Track {
         return nil
     }
 
+    /// Played up to where playback stops for now (the end, or the hold).
     var isFinished: Bool {
         guard let stop = stopPoint else { return false }
         return writtenFrames >= stop && drainedThrough >= stop
+    }
+
+    /// Ended and played to the end: nothing is held back and every appended frame was played.
+    var isPlayedToTheEnd: Bool {
+        ended && writtenFrames >= appendedFrames && drainedThrough >= appendedFrames
     }
 
     /// Written but maybe not yet heard: worth uncorking for.

@@ -4,8 +4,8 @@ public struct PlaybackProgress: Sendable, Equatable {
     public var playedFrames: Int
     /// Frames handed to the output for this track so far.
     public var appendedFrames: Int
-    /// `end()` was called and every appended frame has been played (or, when held, every frame
-    /// up to the hold point has been played and nothing more will be written until released).
+    /// `end()` was called and every appended frame has been played: the track is over. (A track
+    /// held before its end is not finished, however long it stands at the hold.)
     public var isFinished: Bool
     /// True while the output has a working connection to the sound server.
     public var isConnected: Bool

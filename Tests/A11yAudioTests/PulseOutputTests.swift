@@ -231,10 +231,10 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.hold(t, at: holdFrame)
         rig.output.append(samples, to: t)
-        #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished }, "finished at hold")
-        let atHold = rig.output.progress(of: t)!
-        #expect(atHold.playedFrames == holdFrame)
-        #expect(rig.output.streamStatus().isCorked)
+        // Standing at the hold: played up to it, corked, and not finished (the track goes on).
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.playedFrames == holdFrame }, "played up to the hold")
+        #expect(await waitFor(1) { rig.output.streamStatus().isCorked }, "corked at the hold")
+        #expect(!rig.output.progress(of: t)!.isFinished)
         await sleep(0.3)
         #expect(rig.output.progress(of: t)!.playedFrames == holdFrame)
         let releasedAt = rig.recorder.elapsed()
@@ -252,6 +252,38 @@ struct PulseOutputTests {
         #expect(abs(after - 0.5) < 0.03, "audible after release \(after)")
     }
 
+    /// The player's word pause: the whole track appended and ended, a hold ahead of what is
+    /// heard, corked once reached, then released and uncorked: the rest is heard whole, once.
+    @Test(arguments: [0.2, 0.49])
+    func holdOnAnEndedTrackThenReleaseIsHeardWhole(holdAfter: Double) async throws {
+        let rig = try await Rig()
+        let samples = tone(seconds: 1.5)
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(samples, to: t)
+        rig.output.end(t)
+        await sleep(holdAfter)
+        let holdFrame = 11_025
+        rig.output.hold(t, at: holdFrame)
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.playedFrames >= holdFrame }, "reached the hold")
+        rig.output.setPaused(true, t)
+        await sleep(0.6)
+        #expect(rig.output.progress(of: t)!.playedFrames == holdFrame)
+        let releasedAt = rig.recorder.elapsed()
+        rig.output.hold(t, at: nil)
+        rig.output.setPaused(false, t)
+        #expect(!rig.output.progress(of: t)!.isFinished)
+        #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
+        let finishedAt = rig.recorder.elapsed()
+        #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
+        await sleep(0.05)
+        let rec = rig.recorder.stop()
+        let before = rec.audibleDuration(threshold: 0.1, window: 0.005, to: releasedAt)
+        let after = rec.audibleDuration(threshold: 0.1, window: 0.005, from: releasedAt)
+        #expect(abs(before - 0.5) < 0.03, "audible before release \(before)")
+        #expect(abs(after - 1.0) < 0.03, "audible after release \(after)")
+        #expect(finishedAt - releasedAt > 0.95, "finished only once the rest was played: \(finishedAt - releasedAt) s")
+    }
+
     @Test func holdBehindWhatWasWrittenStopsPromptly() async throws {
         let rig = try await Rig()
         let t = rig.output.begin(format: mono22k).id
@@ -261,8 +293,9 @@ struct PulseOutputTests {
         let here = rig.output.progress(of: t)!.playedFrames
         let heldAt = rig.recorder.elapsed()
         rig.output.hold(t, at: here + mono22k.frames(milliseconds: 5))  // already given to the server
-        #expect(await waitFor(1) { rig.output.progress(of: t)!.isFinished }, "finished at (or just past) the hold")
+        #expect(await waitFor(1) { rig.output.streamStatus().isCorked }, "stands at (or just past) the hold")
         let p = rig.output.progress(of: t)!
+        #expect(!p.isFinished, "a held track is not finished")
         #expect(p.playedFrames >= here && p.playedFrames < here + mono22k.frames(milliseconds: 60))
         await sleep(0.2)
         let rec = rig.recorder.stop()

@@ -70,10 +70,9 @@ final class FakeOutput: AudioOutput {
         var log: [String] = []
 
         var progress: PlaybackProgress {
-            let limit = hold ?? appended
-            return PlaybackProgress(
+            PlaybackProgress(
                 playedFrames: played, appendedFrames: appended,
-                isFinished: ended ? played >= appended : (hold != nil && played >= limit),
+                isFinished: ended && played >= appended,
                 isConnected: connected)
         }
     }

@@ -289,6 +289,7 @@ import Testing
 
     @Test func s8WordPauseStopsAtTheEndOfAWordAndResumeGoesOnWithTheNext() async throws {
         let daemon = try await DaemonHarness()
+        let unpaused = try await audibleSeconds(of: longSentence, on: daemon)
         let recorder = try daemon.recorder()
         let client = try await daemon.client()
         let id = try await client.post(.say(longSentence))
@@ -311,6 +312,9 @@ import Testing
         #expect(words == words.sorted() && Set(words).count == words.count)
         let expected = wordStarts(longSentence)
         #expect(words.count >= expected.count - 2, "words \(words) vs \(expected)")
+        // Heard whole: paused at a word and resumed, the sentence sounds as long as unpaused.
+        let total = recording.audibleDuration(threshold: 0.005, window: 0.02)
+        #expect(abs(total - unpaused) < 0.05 * unpaused, "audible \(total) s vs \(unpaused) s unpaused")
         await daemon.shutDown()
     }
 

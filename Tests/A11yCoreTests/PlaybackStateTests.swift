@@ -1,0 +1,302 @@
+import A11yCore
+import Testing
+
+/// The item player's rules (`PlaybackState`), one test per rule, then a randomized run of long
+/// input sequences against a model output that checks the invariant after every step.
+@Suite struct PlaybackStateTests {
+    typealias Instant = ImmediateClock.Instant
+    typealias State = PlaybackState<Instant>
+
+    static let limits = State.Limits(serverBufferFrames: 100, stallLimit: .seconds(3), reconnectGrace: .seconds(2))
+    static let t0 = Instant(offset: .zero)
+
+    func at(_ seconds: Double) -> Instant { Instant(offset: .milliseconds(Int(seconds * 1000))) }
+
+    func progress(played: Int, appended: Int, finished: Bool = false, connected: Bool = true) -> State.Input {
+        .progress(PlaybackProgress(playedFrames: played, appendedFrames: appended, isFinished: finished, isConnected: connected))
+    }
+
+    func word(_ frame: Int, _ start: Int) -> WordMark { WordMark(frame: frame, start: start, length: 1) }
+
+    /// Every report in `commands`, in order.
+    func reports(_ commands: [State.Command]) -> [PlayerReport] {
+        commands.compactMap { if case .report(let r) = $0 { r } else { nil } }
+    }
+
+    @Test func aWordIsToldOnceItsFirstFrameIsPlayedNotBefore() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [word(0, 0), word(400, 5)], marks: []), now: Self.t0)
+        #expect(reports(state.handle(progress(played: 0, appended: 1000), now: Self.t0)) == [])
+        #expect(reports(state.handle(progress(played: 1, appended: 1000), now: Self.t0)) == [.word(start: 0, length: 1)])
+        #expect(reports(state.handle(progress(played: 400, appended: 1000), now: Self.t0)) == [])
+        #expect(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)) == [.word(start: 5, length: 1)])
+        #expect(reports(state.handle(progress(played: 900, appended: 1000), now: Self.t0)) == [], "each word once")
+    }
+
+    @Test func aMarkIsToldBeforeTheWordAtTheSameFrame() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [word(200, 3)], marks: [NamedMark(frame: 200, name: "m")]), now: Self.t0)
+        let told = reports(state.handle(progress(played: 500, appended: 1000), now: Self.t0))
+        #expect(told == [.mark(name: "m"), .word(start: 3, length: 1)])
+    }
+
+    @Test func completeOnlyOnceTheEndIsPlayedAndSynthesisEnded() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [word(0, 0), word(999, 9)], marks: []), now: Self.t0)
+        // Every frame played, but synthesis may still add some: not complete.
+        #expect(!state.handle(progress(played: 990, appended: 1000), now: Self.t0).contains(.finish(.completed)))
+        let commands = state.handle(.synthesisEnded, now: Self.t0)
+        #expect(!commands.contains(.finish(.completed)), "the output has not said the track's end was played")
+        let end = state.handle(progress(played: 1000, appended: 1000, finished: true), now: Self.t0)
+        #expect(end.last == .finish(.completed))
+        #expect(reports(end) == [.word(start: 9, length: 1)])
+        #expect(state.handle(.resume, now: Self.t0) == [], "nothing after the outcome")
+    }
+
+    /// The bug of issue 17: a report made while the track stood at a word's hold (played up to the
+    /// hold; an output may call that finished) arrived before anything newer after the resume,
+    /// and the item was ended as spoken with the rest of the sentence never played.
+    @Test func aReportMadeAtTheHoldNeverCompletesTheItemAfterTheResume() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(1000, 4), word(3000, 8)], marks: []), now: Self.t0)
+        _ = state.handle(.synthesisEnded, now: Self.t0)
+        _ = state.handle(progress(played: 500, appended: 5000), now: Self.t0)
+        #expect(state.handle(.pause(.word), now: Self.t0) == [.hold(at: 1000)])
+        let reached = state.handle(progress(played: 1000, appended: 5000, finished: true), now: Self.t0)
+        #expect(reached.contains(.setPaused(true)) && reports(reached).last == .pausedAtWord)
+        let resumed = state.handle(.resume, now: Self.t0)
+        #expect(resumed.prefix(2) == [.hold(at: nil), .setPaused(false)])
+        #expect(!resumed.contains(.finish(.completed)))
+        #expect(reports(resumed).isEmpty, "the words after the hold are not heard yet")
+        #expect(!state.handle(progress(played: 1000, appended: 5000, finished: true), now: Self.t0).contains(.finish(.completed)))
+        let end = state.handle(progress(played: 5000, appended: 5000, finished: true), now: Self.t0)
+        #expect(reports(end) == [.word(start: 4, length: 1), .word(start: 8, length: 1)])
+        #expect(end.last == .finish(.completed))
+    }
+
+    @Test func aWordPauseHoldsAtTheFirstWordTheServerHasNotBeenGiven() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(250, 2), word(320, 4), word(900, 6)], marks: []), now: Self.t0)
+        _ = state.handle(progress(played: 200, appended: 5000), now: Self.t0)
+        // 250 lies within the server's buffer (200 + 100): the pause falls after it, at 320.
+        #expect(state.handle(.pause(.word), now: Self.t0) == [.hold(at: 320)])
+        #expect(state.pause == .holding(frame: 320, reached: false))
+        let moving = state.handle(progress(played: 319, appended: 5000), now: Self.t0)
+        #expect(reports(moving) == [.word(start: 2, length: 1)], "the word before the hold is heard and told")
+        let reached = state.handle(progress(played: 320, appended: 5000), now: Self.t0)
+        #expect(reached.contains(.setPaused(true)) && reports(reached) == [.pausedAtWord])
+        #expect(reports(state.handle(progress(played: 320, appended: 5000), now: Self.t0)).isEmpty, "nothing told while paused")
+        #expect(state.handle(.pause(.word), now: Self.t0).filter { if case .hold = $0 { true } else { false } }.isEmpty,
+                "a second pause changes nothing")
+    }
+
+    @Test func aWordPauseWithNoWordAheadWaitsForTheNextChunk() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [word(0, 0)], marks: []), now: Self.t0)
+        _ = state.handle(progress(played: 100, appended: 1000), now: Self.t0)
+        #expect(state.handle(.pause(.word), now: Self.t0).isEmpty)
+        #expect(state.pause == .wantedAtWord)
+        let next = state.handle(.appended(frames: 1000, words: [word(1500, 7)], marks: []), now: Self.t0)
+        #expect(next.first == .hold(at: 1500))
+    }
+
+    @Test func anImmediatePauseReleasesAWordHoldAndCorks() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(2000, 3)], marks: []), now: Self.t0)
+        _ = state.handle(.pause(.word), now: Self.t0)
+        #expect(state.handle(.pause(.immediate), now: Self.t0).prefix(2) == [.hold(at: nil), .setPaused(true)])
+        #expect(state.pause == .immediate)
+        #expect(state.handle(.resume, now: Self.t0).first == .setPaused(false))
+        #expect(state.pause == .none)
+    }
+
+    @Test func audioThatStandsStillFailsTheItemAfterTheStallLimit() {
+        var state = State(limits: Self.limits)
+        #expect(state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0).contains(.wake(at: at(3))))
+        #expect(state.handle(progress(played: 0, appended: 1000), now: at(1)).isEmpty, "the deadline stands")
+        // It moved: the deadline moves with it.
+        #expect(state.handle(progress(played: 10, appended: 1000), now: at(2)) == [.wake(at: at(5))])
+        let failed = state.handle(.deadline, now: at(5))
+        guard case .finish(.failed(let error)) = failed.last else { Issue.record("\(failed)"); return }
+        #expect(error.code == .audioUnavailable && error.message.contains("progress"))
+    }
+
+    @Test func aPausedItemHasNoDeadline() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        #expect(state.handle(.pause(.immediate), now: Self.t0).last == .wake(at: nil))
+        #expect(state.handle(.deadline, now: at(100)).isEmpty, "paused for ever is not a stall")
+    }
+
+    @Test func aLostServerFailsTheItemAfterTheGrace() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        #expect(state.handle(progress(played: 0, appended: 1000, connected: false), now: at(1)) == [.wake(at: at(3))])
+        let failed = state.handle(.deadline, now: at(3))
+        guard case .finish(.failed(let error)) = failed.last else { Issue.record("\(failed)"); return }
+        #expect(error.message.contains("sound server"))
+    }
+
+    @Test func aServerBackWithinTheGraceGoesOn() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        _ = state.handle(progress(played: 0, appended: 1000, connected: false), now: at(1))
+        #expect(state.handle(progress(played: 0, appended: 1000), now: at(2)) == [.wake(at: at(5))])
+        #expect(state.outcome == nil)
+    }
+
+    @Test func aSynthesisFailureEndsTheItem() {
+        var state = State(limits: Self.limits)
+        let error = SpeechError(.engineFailed, "boom")
+        #expect(state.handle(.synthesisFailed(error), now: Self.t0) == [.finish(.failed(error))])
+        #expect(state.handle(.appended(frames: 10, words: [], marks: []), now: Self.t0).isEmpty)
+    }
+
+    // MARK: - Randomized
+
+    /// Long random sequences of synthesis, pauses, resumes, playback and late reports, against a
+    /// model output; the invariant is checked after every step, and every run must complete once
+    /// it is resumed and played out. Half the runs use an output that says `isFinished` at a hold
+    /// (as a11yd's did), which must not fool the rules.
+    @Test(arguments: 0..<200)
+    func theInvariantHoldsOverRandomRuns(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var model = ModelOutput(finishedAtHold: seed % 2 == 1)
+        var state = State(limits: Self.limits)
+        var told: [PlayerReport] = []
+        var tellable: [WordMark] = []  // every word appended, in order
+        var pausedAtWord = false
+        var now = Self.t0
+        var ended = false
+        var outcome: SpeechQueue.PlaybackOutcome?
+
+        func apply(_ commands: [State.Command]) {
+            for command in commands {
+                switch command {
+                case .hold(let frame): model.hold(at: frame)
+                case .setPaused(let paused): model.corked = paused
+                case .report(.word(let start, _)):
+                    let heard = tellable.first { $0.start == start }
+                    #expect(pausedAtWord == false, "no word told while paused at a word (seed \(seed))")
+                    #expect(heard.map { $0.frame < model.played } ?? false, "a word is told once its first frame is played (seed \(seed))")
+                    told.append(.word(start: start, length: 1))
+                case .report(.pausedAtWord):
+                    #expect(model.hold.map { model.played >= $0 } ?? false, "paused at a word once the hold is reached (seed \(seed))")
+                    pausedAtWord = true
+                    told.append(.pausedAtWord)
+                case .report(let other): told.append(other)
+                case .wake: break
+                case .finish(let result):
+                    outcome = result
+                    if result == .completed {
+                        #expect(ended && model.played == model.appended, "complete only once every frame appended was played (seed \(seed))")
+                    }
+                }
+            }
+        }
+
+        func step(_ input: State.Input) { apply(state.handle(input, now: now)) }
+
+        var nextStart = 0
+        for _ in 0..<random.next(below: 60) + 20 where outcome == nil {
+            switch random.next(below: 10) {
+            case 0...1 where !ended:
+                let frames = Int(random.next(below: 2000)) + 50
+                var words: [WordMark] = []
+                var frame = model.appended + Int(random.next(below: 40))
+                while frame < model.appended + frames {
+                    words.append(WordMark(frame: frame, start: nextStart, length: 1))
+                    nextStart += 1
+                    frame += Int(random.next(below: 600)) + 1
+                }
+                model.appended += frames
+                tellable += words
+                step(.appended(frames: frames, words: words, marks: []))
+            case 2 where !ended:
+                model.ended = true
+                ended = true
+                step(.synthesisEnded)
+            case 3:
+                step(.pause(random.next(below: 2) == 0 ? .word : .immediate))
+            case 4:
+                pausedAtWord = false
+                step(.resume)
+            case 5, 6, 7:
+                model.play(Int(random.next(below: 800)))
+                now = now.advanced(by: .milliseconds(20))
+                model.snapshot()
+            default:
+                // Reports arrive late, a few dropped: the oldest outstanding, or the newest.
+                if let report = model.nextReport(newest: random.next(below: 2) == 0) { step(.progress(report)) }
+            }
+            // Told words are in order, each once.
+            let starts = told.compactMap { if case .word(let s, _) = $0 { s } else { nil } }
+            #expect(starts == Array(starts.indices), "words told once each, in order: \(starts) (seed \(seed))")
+        }
+        // However it stands, a resume, the end of synthesis and playing out complete it.
+        if outcome == nil {
+            pausedAtWord = false
+            step(.resume)
+            if !ended { model.ended = true; ended = true; step(.synthesisEnded) }
+            model.play(.max / 2)
+            model.snapshot()
+            while outcome == nil, let report = model.nextReport(newest: false) { step(.progress(report)) }
+        }
+        #expect(outcome == .completed, "completes once played out (seed \(seed))")
+        let starts = told.compactMap { if case .word(let s, _) = $0 { s } else { nil } }
+        #expect(starts == tellable.map(\.start), "every word told exactly once (seed \(seed))")
+    }
+}
+
+/// What an output does with a track, reduced to frames: appended, played (never past a hold or
+/// the end, nothing while corked), and the reports it made, which reach the player late.
+struct ModelOutput {
+    /// Says `isFinished` while standing at a hold, as a11yd's output did before issue 17.
+    let finishedAtHold: Bool
+    var appended = 0
+    var played = 0
+    var ended = false
+    var corked = false
+    private(set) var hold: Int?
+    private var reports: [PlaybackProgress] = []
+
+    init(finishedAtHold: Bool) { self.finishedAtHold = finishedAtHold }
+
+    /// A hold behind what was played stops where playback stands (the server already had it).
+    mutating func hold(at frame: Int?) { hold = frame.map { max($0, played) } }
+
+    mutating func play(_ frames: Int) {
+        guard !corked else { return }
+        played = min(played + frames, min(hold ?? .max, appended))
+    }
+
+    mutating func snapshot() {
+        let atHold = hold.map { played >= $0 } ?? false
+        reports.append(PlaybackProgress(
+            playedFrames: played, appendedFrames: appended,
+            isFinished: ended && played >= appended || finishedAtHold && atHold, isConnected: true))
+    }
+
+    mutating func nextReport(newest: Bool) -> PlaybackProgress? {
+        guard !reports.isEmpty else { return nil }
+        if newest {
+            defer { reports.removeAll() }
+            return reports.last
+        }
+        return reports.removeFirst()
+    }
+}
+
+/// A small seeded generator, so that a failing run can be replayed from its seed.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
+}

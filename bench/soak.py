@@ -12,7 +12,9 @@ sound-server kills and restarts (some longer than the daemon's 3 s grace).
 
 An auditor subscribed to every event tallies `finished` per utterance. At the end: every accepted post
 (JSON `utterance`, SSIP `225-<id>`) has exactly one `finished`, and `finished` is each utterance's last
-event; a final post is heard on the null sink's monitor; the daemon is alive; RSS, PSS and RssAnon
+event; a final post is heard on the null sink's monitor; between stretches of load (--probe-every), once
+quiet, the audio oracle on a sample item: heard unpaused, then paused at a random boundary and moment and
+resumed, it must be told `spoken`, voice as long (within 5 %) and be silent while paused; the daemon is alive; RSS, PSS and RssAnon
 (/proc/PID/smaps_rollup, /proc/PID/status) at a quiet point after warm-up and at the end, RSS and RssAnon at
 the end within --memory-slack-kib of warm-up. Any violation: exit status 1, and the report says which.
 Standard library only; the report is JSON on stdout, progress on stderr.
@@ -51,6 +53,9 @@ SSML = [
     '<emphasis>cinq</emphasis></speak>',
     '<speak xml:lang="fr">Le mot <phoneme alphabet="ipa" ph="ʃa">pomme</phoneme><mark name="m2"/> est dit.</speak>',
 ]
+# Items sampled for the audio oracle (long enough to be paused in the middle).
+PROBES = [LONG, "mon ami Émile a lu le long roman en une année, le long du lac, mais lui, non, il a mal",
+          "Ouvrez le fichier README maintenant, puis fermez la fenêtre des réglages et revenez à l'accueil."]
 KINDS = ["announcement"] * 6 + ["layoutChanged", "layoutChanged", "screenChanged", "pageScrolled"]
 PRIORITIES = [None, None, "low", "default", "high"]
 
@@ -201,6 +206,12 @@ def rms(samples):
     return math.sqrt(sum(x * x for x in samples) / len(samples)) if samples else 0.0
 
 
+def voiced_seconds(samples, rate=48000, window=0.02, threshold=0.005):
+    """Seconds of 20 ms windows loud enough to be speech (the tests' `Recording.voicedDuration`)."""
+    n = int(rate * window)
+    return sum(n for i in range(0, len(samples) - n + 1, n) if rms(samples[i:i + n]) >= threshold) / rate
+
+
 # --------------------------------------------------------------------------------------------- tally
 class Tally:
     def __init__(self):
@@ -209,6 +220,7 @@ class Tally:
         self.after_finished = []                 # (utterance, event) seen after its finished
         self.reasons = collections.Counter()
         self.final, self.final_reason = None, None
+        self.probes = {}                         # utterance -> its finished reason (None until then)
         self.calm = set()                        # utterances posted in calm spells
         self.calm_reasons = collections.Counter()
         self.ops = collections.Counter()
@@ -574,6 +586,8 @@ async def auditor(args, tally, ready):
             tally.reasons[message.get("reason")] += 1
             if u == tally.final:
                 tally.final_reason = message.get("reason")
+            if u in tally.probes:
+                tally.probes[u] = message.get("reason")
             if u in tally.calm:
                 tally.calm_reasons[message.get("reason")] += 1
 
@@ -626,6 +640,7 @@ class Soak:
         self.memory = {}
         self.memory_series = []  # every 30 s under load, for the report
         self.pace = Pace()
+        self.probe_results = []  # the audio oracle's samples
 
     def start_daemon(self):
         env = dict(os.environ, XDG_RUNTIME_DIR=self.run_dir, HOME=os.path.join(self.work, "home"),
@@ -729,6 +744,56 @@ class Soak:
         await conn.close()
         await asyncio.sleep(2)
 
+    async def heard_whole(self):
+        """The audio oracle on a sample item (docs/reliability.md): between two stretches of load, once quiet,
+        a text is heard unpaused, then again paused at a random boundary and moment and resumed 0.6 s later;
+        the second must be told `spoken` and voice as long as the first (within 5 %), silent while paused."""
+        rng = random.Random(self.rng.random())
+        text, boundary = rng.choice(PROBES), rng.choice(["word", "immediate"])
+        env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
+                   **self.sound.client_env)
+        conn = await JSONConnection.open(self.args.socket, "probe")
+        heard = []
+        for paused in (False, True):
+            recorder = Recorder(env, os.path.join(self.work, "logs", "parec.log"))
+            await asyncio.sleep(0.5)
+            started = time.monotonic()
+            reply = (await conn.request({"op": "post", "text": text, "lang": "fr"}))[0]
+            if not reply.get("ok"):
+                recorder.stop()
+                self.tally.violations.append(f"a probe was refused: {reply}")
+                break
+            u = reply["utterance"]
+            self.tally.accept(u, "probe")
+            self.tally.probes[u] = None
+            window = None
+            if paused:
+                await asyncio.sleep(rng.uniform(0.05, heard[0] * 0.8))
+                await conn.request({"op": "pause", "at": boundary})
+                paused_at = time.monotonic()
+                await asyncio.sleep(0.6)
+                # Silent from shortly after the pause (a word pause lets its word end first) to the resume.
+                settle = 0.1 if boundary == "immediate" else 0.45
+                window = (paused_at - started + settle, time.monotonic() - started)
+                await conn.request({"op": "resume"})
+            deadline = time.monotonic() + 30
+            while self.tally.probes[u] is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            samples = recorder.stop()
+            heard.append(voiced_seconds(samples))
+            if not paused:
+                continue
+            # The recorder started 0.5 s before the post; a word pause may take effect up to a word later.
+            quiet = rms(samples[int((window[0] + 0.5) * 48000):int((window[1] + 0.5) * 48000)]) if window else 0
+            result = {"text": text[:30], "pause": boundary, "reason": self.tally.probes[u],
+                      "voiced": round(heard[1], 2), "unpaused": round(heard[0], 2), "rms while paused": round(quiet, 4)}
+            self.probe_results.append(result)
+            log(f"heard-whole probe: {result}")
+            if result["reason"] != "spoken" or abs(heard[1] - heard[0]) > 0.05 * heard[0] or quiet >= 0.003:
+                self.tally.violations.append(f"a probe was not heard whole: {result}")
+        await conn.close()
+
     async def final_post(self):
         """A post after everything: spoken, and heard on the monitor."""
         env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
@@ -772,9 +837,18 @@ class Soak:
         log(f"after warm-up: {self.memory['warm-up']}")
 
         rest = args.seconds - (time.monotonic() - started)
+        end_at = time.monotonic() + rest
         switch_at = time.monotonic() + rest * (1 - args.pipewire_share) if args.pipewire_share > 0 else None
         try:
-            await self.load(rest, switch_at=switch_at)
+            # Stretches of load, each followed, once quiet, by the audio oracle on a sample item.
+            while time.monotonic() < end_at - 1:
+                await self.load(min(args.probe_every, end_at - time.monotonic()), switch_at=switch_at)
+                if time.monotonic() >= end_at - 1 or not self.alive():
+                    break
+                if not self.sound.procs:
+                    self.sound.start()
+                await self.quiesce()
+                await self.heard_whole()
         except Exception as error:
             self.tally.violations.append(f"the load stopped early: {type(error).__name__} {error}")
         if self.alive():
@@ -822,7 +896,7 @@ class Soak:
             "ops": dict(sorted(t.ops.items())), "accepted": len(t.accepted), "finished once": once,
             "finished for posts whose reply was never read": len(unknown),
             "spells": dict(self.pace.spells), "reasons": dict(t.reasons), "reasons in calm spells": dict(t.calm_reasons), "error replies": dict(t.errors), "sound-server restarts": dict(self.restarts),
-            "final post": self.final, "memory KiB": self.memory, "memory growth KiB": growth,
+            "final post": self.final, "heard-whole probes": self.probe_results, "memory KiB": self.memory, "memory growth KiB": growth,
             "RssAnon under load, every 30 s": [m["RssAnon"] for m in self.memory_series],
             "violations": t.violations,
         }
@@ -852,6 +926,8 @@ def main():
     parser.add_argument("--pipewire-share", type=float, default=float(os.environ.get("SOAK_PIPEWIRE_SHARE", 0.3)),
                         help="last share of the run on PipeWire's pulse server (0: PulseAudio only)")
     parser.add_argument("--memory-slack-kib", type=int, default=2048)
+    parser.add_argument("--probe-every", type=float, default=120,
+                        help="seconds of load between two heard-whole probes (the audio oracle on a sample item)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs) even on success")
     args = parser.parse_args()
     for tool in ["pulseaudio", "parec", "pactl"] + (["pipewire", "wireplumber", "pipewire-pulse", "dbus-daemon"]

@@ -142,7 +142,8 @@ public final class MonitorRecorder {
         pa_threaded_mainloop_free(mainloop)
     }
 
-    static func now() -> Double {
+    /// Now, in seconds on CLOCK_MONOTONIC.
+    public static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
@@ -150,6 +151,9 @@ public final class MonitorRecorder {
 
     /// Seconds since the recorder's zero (set by `start()`), on the clock `Recording` uses.
     public func elapsed() -> Double { Self.now() - zero }
+
+    /// A moment taken with `MonitorRecorder.now()`, in recording time.
+    public func elapsed(at moment: Double) -> Double { moment - zero }
 
     /// Connects, starts recording and waits until the record stream is running.
     public func start(timeout: Double = 5) throws {

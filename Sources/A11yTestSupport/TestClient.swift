@@ -10,6 +10,8 @@ public actor TestClient {
     private let channel: NIOAsyncChannel<LineBatch, ByteBuffer>
     private var outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
     public private(set) var received: [ServerMessage] = []
+    /// When each of `received` arrived, on `MonitorRecorder.now()`'s clock (CLOCK_MONOTONIC).
+    public private(set) var arrivals: [Double] = []
     private var reader: Task<Void, Never>?
     public private(set) var closed = false
 
@@ -52,7 +54,15 @@ public actor TestClient {
         }
     }
 
-    private func record(_ message: ServerMessage) { received.append(message) }
+    private func record(_ message: ServerMessage) {
+        received.append(message)
+        arrivals.append(MonitorRecorder.now())
+    }
+
+    /// The events of `utterance` with the moment each arrived (`MonitorRecorder.now()`'s clock).
+    public func timedEvents(of utterance: UInt64) -> [(message: ServerMessage, at: Double)] {
+        zip(received, arrivals).filter { $0.0.utterance == utterance }.map { ($0.0, $0.1) }
+    }
     private func markClosed() { closed = true }
 
     /// Sends raw text (one or more lines) in one write.

@@ -30,11 +30,12 @@ let package = Package(
 
         // The operating system without Foundation, one small type per concept: paths, folders, bounded
         // file reads, the environment, the home folder (Glibc underneath).
-        .target(name: "A11ySystem"),
+        .target(name: "A11ySystem", dependencies: ["CMalloc"]),
 
         // Thin C edges.
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(

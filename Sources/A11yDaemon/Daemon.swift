@@ -44,6 +44,8 @@ public struct Daemon: Sendable {
         // concurrently with starting services, so a signal sent as soon as the socket accepts
         // could still kill the process with the default action.
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        // Two arenas are plenty for a11yd's few threads, and bound what glibc keeps (`Heap`).
+        Heap.limitArenas(to: 2)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
         let engine: EspeakEngine
@@ -82,6 +84,7 @@ public struct Daemon: Sendable {
                 listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
                 speech: speech, logger: logger)
         }
+        let heapTrim = HeapTrimService(speech: speech)
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger) {
             idleExit.reconsider()
         }
@@ -91,6 +94,7 @@ public struct Daemon: Sendable {
                 .init(service: jsonLines, successTerminationBehavior: .gracefullyShutdownGroup),
             ] + (ssip.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
                 .init(service: reload),
+                .init(service: heapTrim),
                 // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
                 .init(service: idleExit, successTerminationBehavior: .gracefullyShutdownGroup),
                 // Last, so shut down first: every item gets its `finished` while connections are

@@ -1,0 +1,46 @@
+import A11yCore
+import A11ySystem
+import ServiceLifecycle
+
+/// Gives the heap's free pages back to the system once speech has been quiet for a moment
+/// (`Heap.returnFreeMemory`), so that what a burst of speech freed does not stay resident.
+///
+/// Nothing is polled: a `finished` arms one timer, any `started` disarms it, and it fires at most
+/// once per quiet spell, so an idle daemon gets no wake-up from it after that one. Trimming while
+/// something speaks is harmless (glibc locks each arena) but would only fault pages in again.
+final class HeapTrimService: Service {
+    /// How long speech must be quiet first: longer than the gap between two keys' echoes.
+    static let quietFor: Duration = .seconds(1)
+
+    private let events: AsyncStream<ClientEvent>
+    private let trim: @Sendable () -> Void
+
+    init(speech: SpeechService, trim: @escaping @Sendable () -> Void = Heap.returnFreeMemory) {
+        // Subscribed now, before any client can post, so that no `finished` is missed.
+        events = speech.events()
+        self.trim = trim
+    }
+
+    func run() async throws {
+        let trim = self.trim
+        await cancelWhenGracefulShutdown {
+            var armed: Task<Void, Never>?
+            for await delivery in self.events {
+                switch delivery.event {
+                case .started:
+                    armed?.cancel()
+                    armed = nil
+                case .finished:
+                    armed?.cancel()
+                    armed = Task {
+                        guard (try? await Task.sleep(for: Self.quietFor)) != nil else { return }
+                        trim()
+                    }
+                default:
+                    break
+                }
+            }
+            armed?.cancel()
+        }
+    }
+}

@@ -89,6 +89,21 @@ import Testing
         }
     }
 
+    @Test func speechIsToldWhenAClientLeavesByQuitOrByClosing() async throws {
+        try await withServer { path, speech, _ in
+            var ids: [ClientID] = []
+            for quits in [true, false] {
+                let client = try RawSSIPClient(path: path)
+                let reply = try client.exchange("HISTORY GET CLIENT_ID")
+                ids.append(ClientID(rawValue: try #require(UInt64(reply.dropFirst(4).prefix { !$0.isNewline }))))
+                if quits { #expect(try client.exchange("QUIT") == "231 HAPPY HACKING\r\n") } else { client.close() }
+                try await waitUntil("speech is told client \(ids.last!) left") { speech.left.contains(ids.last!) }
+            }
+            // (The probe that waited for the socket was a client too.)
+            #expect(speech.left.filter(ids.contains) == ids)
+        }
+    }
+
     @Test func garbageOverlongLinesAndVanishingClientsAreAnsweredNotCrashedOn() async throws {
         var configuration = SSIPServer.Configuration()
         configuration.maximumLineLength = 1000

@@ -23,6 +23,9 @@ public protocol SpeechControl: Sendable {
     func resume(_ scope: ControlScope) async -> Bool
     /// Ends what is speaking and waiting in scope, each with `finished` `stopped`.
     func stop(_ scope: ControlScope) async -> Bool
+    /// The client's connection is gone. Its own pause (`pause(.client)`) ends with it, and what that
+    /// pause held ends, `stopped`, so that nothing waits on it; its other items are still spoken.
+    func clientLeft(_ client: ClientID) async
 
     func status() async -> SpeechStatus
     func voices() async -> [VoiceInfo]

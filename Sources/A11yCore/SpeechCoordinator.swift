@@ -2,8 +2,8 @@
 /// item at a time, and publishes every event on `events`.
 public actor SpeechCoordinator {
     public struct Configuration: Sendable {
-        /// Most items waiting at once (config `queue_limit`).
-        public var pendingLimit: Int = 100
+        /// Most bytes the waiting items may hold (config `queue.max_bytes`).
+        public var pendingByteLimit = SpeechQueue.defaultPendingByteLimit
         /// Play the earcon before `screenChanged` items (config `earcon`).
         public var earcon: Bool = true
         /// How far ahead of what is heard the server may already hold audio.
@@ -38,7 +38,7 @@ public actor SpeechCoordinator {
         self.output = output
         self.configuration = configuration
         self.clock = clock
-        self.queue = SpeechQueue(pendingLimit: configuration.pendingLimit)
+        self.queue = SpeechQueue(pendingByteLimit: configuration.pendingByteLimit)
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -79,6 +79,11 @@ public actor SpeechCoordinator {
         let (effective, effects) = queue.stop(scope)
         apply(effects)
         return effective
+    }
+
+    /// The client has gone: what its own pause held ends (`SpeechQueue.clientLeft`).
+    public func clientLeft(_ client: ClientID) {
+        apply(queue.clientLeft(client))
     }
 
     public func status() -> SpeechStatus {
@@ -145,11 +150,9 @@ public actor SpeechCoordinator {
         guard queue.current?.item.id == id else { return }
         switch report {
         case .word(let start, let length):
-            if case .stopping = queue.current?.phase { return }
-            emit(.word(id, start: start, length: length))
+            apply(queue.wordHeard(id, start: start, length: length))
         case .mark(let name):
-            if case .stopping = queue.current?.phase { return }
-            emit(.mark(id, name: name))
+            apply(queue.markHeard(id, name: name))
         case .pausedAtWord:
             apply(queue.playbackPaused(id))
         }

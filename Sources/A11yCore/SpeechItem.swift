@@ -66,6 +66,9 @@ public struct SpeechItem: Sendable, Equatable {
     /// Set for SSIP items: the speech-dispatcher rules apply instead of the kind's (the item then
     /// waits in arrival order at `messagePriority.queuePriority`).
     public var messagePriority: MessagePriority?
+    /// What is left of an item its client paused while it spoke (SSIP's `PAUSE self`): it has
+    /// started before, so playing it again is told as `resumed`.
+    public var isRemainder = false
 
     public init(
         id: UtteranceID, kind: NotificationKind, priority: Priority? = nil, queued: Bool = false,
@@ -83,4 +86,19 @@ public struct SpeechItem: Sendable, Equatable {
 
     /// The utterance as clients see it (for an element, the composed sentence).
     public var text: String { utterance.text }
+
+    /// About how many bytes the item holds while it waits: its text, each segment's text, voice
+    /// and mark name, and a fixed share for the item and for each segment. What the queue's
+    /// bound counts (`SpeechQueue.pendingByteLimit`), so that memory follows what is queued,
+    /// not how many messages.
+    public var queueCost: Int {
+        utterance.segments.reduce(256 + utterance.text.utf8.count) { cost, segment in
+            let content: Int
+            switch segment.content {
+            case .text(let text): content = text.utf8.count
+            case .phonemes(let phonemes): content = phonemes.utf8.count
+            }
+            return cost + 128 + content + segment.voice.utf8.count + (segment.options.markBefore?.utf8.count ?? 0)
+        }
+    }
 }

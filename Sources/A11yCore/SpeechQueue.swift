@@ -34,11 +34,25 @@ public struct SpeechQueue: Sendable {
         case paused
         /// Audio is being cut; the item ends with this reason once playback reports back.
         case stopping(FinishReason)
+        /// Its client paused it on its own (SSIP's `PAUSE self`): audio is being cut, and once
+        /// playback reports back the rest of the item waits, held, to go on from its last word heard.
+        case parking
+
+        /// Its audio is still meant to be heard (not being cut).
+        var isKept: Bool {
+            switch self {
+            case .speaking, .pausingAtWord, .paused: true
+            case .stopping, .parking: false
+            }
+        }
     }
 
     public struct Current: Sendable, Equatable {
         public var item: SpeechItem
         public var phase: CurrentPhase
+        /// Where the last word heard starts, in Unicode scalars of the item's text: where the item
+        /// goes on from if its client pauses it. Nil before the first word.
+        public var lastWordStart: Int? = nil
     }
 
     public enum State: String, Sendable, Equatable {
@@ -51,11 +65,17 @@ public struct SpeechQueue: Sendable {
     public private(set) var isPaused = false
     /// Clients paused on their own (SSIP's `PAUSE self`): their items wait, others' go on.
     public private(set) var heldClients: Set<ClientID> = []
-    /// Most items allowed to wait at once; beyond it the lowest-priority oldest one is dropped.
-    public var pendingLimit: Int
+    /// Most bytes the waiting items may hold (`SpeechItem.queueCost`); beyond it the
+    /// lowest-priority oldest waiting items are dropped.
+    public var pendingByteLimit: Int
+    /// What the waiting items hold now, by `SpeechItem.queueCost`.
+    public private(set) var pendingBytes = 0
 
-    public init(pendingLimit: Int = 100) {
-        self.pendingLimit = max(1, pendingLimit)
+    /// 16 MiB: tens of thousands of short messages, a thousand times a burst of key echoes.
+    public static let defaultPendingByteLimit = 16 << 20
+
+    public init(pendingByteLimit: Int = SpeechQueue.defaultPendingByteLimit) {
+        self.pendingByteLimit = max(1, pendingByteLimit)
     }
 
     public var state: State {
@@ -84,8 +104,9 @@ public struct SpeechQueue: Sendable {
             effects.append(.cancelPlayback(current.item.id))
         }
 
-        effects += insert(item)
+        insert(item)
         effects += startNextIfIdle()
+        effects += keepWithinBound()
         return effects
     }
 
@@ -118,9 +139,10 @@ public struct SpeechQueue: Sendable {
                 $0.messagePriority.map { moot.contains($0) || $0 == .progress } ?? ($0.priority < .default)
             }
         case .notification:
-            // Anything else, waiting or speaking, wins; a pause drops it.
-            let busy = pending.contains { $0.messagePriority != .notification }
-                || (current.map { $0.item.messagePriority != .notification } ?? false)
+            // Anything else, waiting or speaking, wins; a pause drops it. What a paused client
+            // holds does not count: one client's pause never silences the others.
+            let busy = pending.contains { $0.messagePriority != .notification && !isHeld($0) }
+                || (current.map { $0.phase.isKept && $0.item.messagePriority != .notification } ?? false)
             if held || busy {
                 return [finish(item, .dropped, message: held ? Self.droppedWhilePaused : "a notification gives way to any other speech")]
             }
@@ -133,8 +155,9 @@ public struct SpeechQueue: Sendable {
             effects += removePending(reason: .flushed) { $0.messagePriority == .notification || $0.messagePriority == .progress }
             effects += interruptCurrent { $0.messagePriority == .notification }
         }
-        effects += insert(item)
+        insert(item)
         effects += startNextIfIdle()
+        effects += keepWithinBound()
         return effects
     }
 
@@ -153,25 +176,41 @@ public struct SpeechQueue: Sendable {
 
     /// Queued items go behind everything of their priority or above; the others in front of
     /// their priority class, so that they are next.
-    private mutating func insert(_ item: SpeechItem) -> [Effect] {
-        var effects: [Effect] = []
-        if pending.count >= pendingLimit {
-            // The lowest-priority oldest item gives way, and that may be the newcomer itself.
-            let lowest = min(item.priority, pending.map(\.priority).min() ?? item.priority)
-            if let index = pending.firstIndex(where: { $0.priority == lowest }) {
-                effects.append(finish(pending.remove(at: index), .dropped))
-            } else {
-                return [finish(item, .dropped)]
-            }
-        }
+    private mutating func insert(_ item: SpeechItem) {
         let index: Int
         if item.queued {
             index = pending.lastIndex(where: { $0.priority >= item.priority }).map { $0 + 1 } ?? 0
         } else {
             index = pending.firstIndex(where: { $0.priority <= item.priority }) ?? pending.count
         }
-        pending.insert(item, at: index)
+        insertPending(item, at: index)
+    }
+
+    /// Drops the lowest-priority oldest waiting items, the newcomer too if it is one, until what
+    /// waits holds at most `pendingByteLimit` bytes.
+    private mutating func keepWithinBound() -> [Effect] {
+        var effects: [Effect] = []
+        while pendingBytes > pendingByteLimit, let lowest = pending.map(\.priority).min(),
+            let index = pending.indices.filter({ pending[$0].priority == lowest }).min(by: { pending[$0].id < pending[$1].id })
+        {
+            effects.append(finish(removePending(at: index), .dropped, message: Self.droppedForBound))
+        }
         return effects
+    }
+
+    /// Why an item dropped for the queue's bound ended (its `finished` message); the daemon logs it.
+    public static let droppedForBound =
+        "the waiting items reached the queue's memory bound (queue.max_bytes); the lowest-priority oldest was dropped"
+
+    private mutating func insertPending(_ item: SpeechItem, at index: Int) {
+        pending.insert(item, at: index)
+        pendingBytes += item.queueCost
+    }
+
+    private mutating func removePending(at index: Int) -> SpeechItem {
+        let item = pending.remove(at: index)
+        pendingBytes -= item.queueCost
+        return item
     }
 
     // MARK: - Controls
@@ -202,8 +241,14 @@ public struct SpeechQueue: Sendable {
         case .client(let client):
             heldClients.insert(client)
             var effects: [Effect] = []
-            if let current, current.item.owner == client {
-                effects = pauseCurrent(at: boundary) ?? []
+            if let current, current.item.owner == client, !isPaused,
+                current.phase == .speaking || current.phase == .pausingAtWord
+            {
+                // A client's own pause frees the voice for the others: its item's audio is cut
+                // (heard at once, whatever the boundary) and the rest of it waits, held, to go on
+                // from its last word heard (`playbackEnded`).
+                self.current?.phase = .parking
+                effects = [.cancelPlayback(current.item.id), .emit(.paused(current.item.id))]
             }
             let waiting = pending.contains { $0.owner == client }
             return (!effects.isEmpty || waiting, effects)
@@ -220,7 +265,7 @@ public struct SpeechQueue: Sendable {
         case (.speaking, .word):
             self.current?.phase = .pausingAtWord
             return [.pausePlayback(current.item.id, .word)]
-        case (.pausingAtWord, .word), (.paused, _), (.stopping, _):
+        case (.pausingAtWord, .word), (.paused, _), (.stopping, _), (.parking, _):
             return nil
         }
     }
@@ -259,7 +304,8 @@ public struct SpeechQueue: Sendable {
             // The pause had not been heard yet: cancel it quietly.
             self.current?.phase = .speaking
             return (true, [.resumePlayback(current.item.id)])
-        case .speaking, .stopping:
+        case .speaking, .stopping, .parking:
+            // A parking item goes on once its audio is cut: it waits unheld, and starts in turn.
             return (true, [])
         }
     }
@@ -283,16 +329,46 @@ public struct SpeechQueue: Sendable {
             inScope = { $0.owner == client }
         }
         var effects = removePending(reason: reason, where: inScope)
+        var effective = !effects.isEmpty
         if let current, inScope(current.item) {
-            if case .stopping = current.phase {
+            switch current.phase {
+            case .stopping:
                 // Already being cut: the reason it was cut for stands.
-            } else {
+                break
+            case .parking:
+                // Already being cut: it now ends instead of waiting.
+                self.current?.phase = .stopping(reason)
+                effective = true
+            case .speaking, .pausingAtWord, .paused:
                 self.current?.phase = .stopping(reason)
                 effects.append(.cancelPlayback(current.item.id))
+                effective = true
             }
         }
-        return (!effects.isEmpty, effects)
+        return (effective, effects)
     }
+
+    /// The client has gone. Its own pause ends with it, and what that pause held ends, `stopped`:
+    /// nothing waits on a client that can no longer resume. What it did not pause is still spoken
+    /// (a client may leave right after queueing).
+    public mutating func clientLeft(_ client: ClientID) -> [Effect] {
+        guard heldClients.remove(client) != nil else { return [] }
+        let owned = { (item: SpeechItem) in item.owner == client }
+        var effects = removePending(reason: .stopped, message: Self.stoppedForLeaving, where: owned)
+        if let current, owned(current.item) {
+            switch current.phase {
+            case .parking, .paused:
+                // Parking, or held by a pause of everything as well: it would wait for its client.
+                self.current?.phase = .stopping(.stopped)
+                if current.phase == .paused { effects.append(.cancelPlayback(current.item.id)) }
+            case .speaking, .pausingAtWord, .stopping:
+                break
+            }
+        }
+        return effects + startNextIfIdle()
+    }
+
+    private static let stoppedForLeaving = "its client left while its speech was paused"
 
     // MARK: - Player reports
 
@@ -300,6 +376,10 @@ public struct SpeechQueue: Sendable {
     public mutating func playbackEnded(_ id: UtteranceID, _ outcome: PlaybackOutcome) -> [Effect] {
         guard let current, current.item.id == id else { return [] }
         self.current = nil
+        if current.phase == .parking, outcome == .cancelled {
+            park(current)
+            return startNextIfIdle() + keepWithinBound()
+        }
         let ending: Effect
         switch (outcome, current.phase) {
         case (.completed, _):
@@ -321,23 +401,52 @@ public struct SpeechQueue: Sendable {
         return [ending] + startNextIfIdle()
     }
 
+    /// A word of the speaking item began to be heard: it is told, and remembered as where the item
+    /// goes on from if its client pauses it. Nothing is told of an item being cut.
+    public mutating func wordHeard(_ id: UtteranceID, start: Int, length: Int) -> [Effect] {
+        guard let current, current.item.id == id, current.phase.isKept else { return [] }
+        self.current?.lastWordStart = start
+        return [.emit(.word(id, start: start, length: length))]
+    }
+
+    /// An SSML mark of the speaking item was reached (its place in the audio was heard).
+    public mutating func markHeard(_ id: UtteranceID, name: String) -> [Effect] {
+        guard let current, current.item.id == id, current.phase.isKept else { return [] }
+        return [.emit(.mark(id, name: name))]
+    }
+
     // MARK: - Helpers
+
+    /// Puts what is left of an item its client paused back among the waiting items, at the head of
+    /// its priority class, where it stood before it started; it is held while its client is
+    /// paused, and is then subject to its priority's rules like any waiting item.
+    private mutating func park(_ current: Current) {
+        var rest = current.item
+        rest.isRemainder = true
+        if let start = current.lastWordStart {
+            rest.utterance = rest.utterance.resuming(at: start)
+            rest.playsEarcon = false
+        }
+        insertPending(rest, at: pending.firstIndex(where: { $0.priority <= rest.priority }) ?? pending.count)
+    }
 
     private mutating func startNextIfIdle() -> [Effect] {
         guard current == nil, !isPaused, let index = pending.firstIndex(where: { !isHeld($0) }) else { return [] }
-        let next = pending.remove(at: index)
+        let next = removePending(at: index)
         current = Current(item: next, phase: .speaking)
-        return [.play(next), .emit(.started(next.id))]
+        // The rest of a parked item goes on: for its clients that is a resume, not a new start.
+        return [.play(next), .emit(next.isRemainder ? .resumed(next.id) : .started(next.id))]
     }
 
     private mutating func removePending(
-        reason: FinishReason, where shouldRemove: (SpeechItem) -> Bool
+        reason: FinishReason, message: String? = nil, where shouldRemove: (SpeechItem) -> Bool
     ) -> [Effect] {
         var effects: [Effect] = []
         var kept: Deque<SpeechItem> = []
         for item in pending {
             if shouldRemove(item) {
-                effects.append(finish(item, reason))
+                effects.append(finish(item, reason, message: message))
+                pendingBytes -= item.queueCost
             } else {
                 kept.append(item)
             }
@@ -359,7 +468,7 @@ extension FinishReason {
         case .interrupted: "interrupted by a newer item of the same or higher priority"
         case .flushed: "made moot by a screen change or a newer page scroll before it started"
         case .stopped: "stopped"
-        case .dropped: "the queue was full; the lowest-priority oldest item was dropped"
+        case .dropped: "dropped before it started"
         case .error: "speech failed"
         }
     }

@@ -79,10 +79,12 @@ public struct Daemon: Sendable {
         ) {
             notifier.notify("READY=1")
         }
+        var ssipConfiguration = SSIPServer.Configuration()
+        ssipConfiguration.defaultPriority = configuration.ssipDefaultPriority
         let ssip = ssipListener(inherited, configuration: configuration).map { listener in
             SSIPServer(
                 listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
-                speech: speech, logger: logger)
+                speech: speech, configuration: ssipConfiguration, logger: logger)
         }
         let heapTrim = HeapTrimService(speech: speech)
         let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger) {

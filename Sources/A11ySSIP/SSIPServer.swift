@@ -27,8 +27,11 @@ public final class SSIPServer: Service, Sendable {
         /// command comes first: python3-speechd drops events it gets before it has registered the
         /// message's callbacks (`SSIPRouter.endAnswer`).
         public var eventsHeldAfterQueued: Duration = .milliseconds(30)
-        /// What `GET LANGUAGE` says before a client sets one.
-        public var defaultLanguage = "en"
+        /// What `GET LANGUAGE` says before a client sets one: speech-dispatcher's built-in default.
+        public var defaultLanguage = "en-US"
+        /// The priority of a client's messages until it sets one (`SET self PRIORITY`):
+        /// speech-dispatcher's built-in default, `message` (config `ssip.default_priority`).
+        public var defaultPriority = MessagePriority.message
 
         public init() {}
     }
@@ -91,7 +94,7 @@ public final class SSIPServer: Service, Sendable {
         let outbox = await router.register(client)
         let connection = SSIPConnection(client: client, speech: speech, router: router)
         var session = SSIPSession(
-            client: client, defaultLanguage: configuration.defaultLanguage,
+            client: client, defaultLanguage: configuration.defaultLanguage, defaultPriority: configuration.defaultPriority,
             limits: .init(maximumMessageBytes: configuration.maximumMessageBytes))
         do {
             try await channel.executeThenClose { inbound, outbound in
@@ -113,9 +116,11 @@ public final class SSIPServer: Service, Sendable {
                     } catch {
                         logger.debug("SSIP read ended", metadata: ["client": "\(client)", "error": "\(error)"])
                     }
-                    // A message half sent is dropped; those queued are still spoken.
+                    // A message half sent is dropped; those queued are still spoken, but what
+                    // the client's own pause held ends: nobody is left to resume it.
                     session.end()
                     await router.close(client)
+                    await speech.clientLeft(client)
                 }
             }
         } catch is ConnectionEnded {

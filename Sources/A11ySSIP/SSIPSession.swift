@@ -82,10 +82,14 @@ public struct SSIPSession: Sendable {
     private var blockHasMessage = false
     private var lastMessage: UtteranceID?
 
-    public init(client: ClientID, defaultLanguage: String = "en", limits: Limits = Limits()) {
+    public init(
+        client: ClientID, defaultLanguage: String = "en-US", defaultPriority: MessagePriority = .message,
+        limits: Limits = Limits()
+    ) {
         self.client = client
         self.defaultLanguage = defaultLanguage
         self.limits = limits
+        settings.priority = defaultPriority
     }
 
     /// Whether the client is sending a SPEAK body.

@@ -37,7 +37,8 @@ public struct SSIPSettings: Sendable, Equatable {
     public enum CapitalLetters: String, Sendable { case none, spell, icon }
 
     public var clientName = "unknown:unknown:unknown"
-    public var priority: MessagePriority = .text
+    /// speech-dispatcher's built-in default; the session sets the configured one.
+    public var priority: MessagePriority = .message
     /// nil: the daemon's default voice.
     public var language: String?
     /// The voice chosen by name from `LIST SYNTHESIS_VOICES`.

@@ -6,11 +6,10 @@ import Testing
     /// `stallLimit`: the watchdog's; tests other than the watchdog's own keep it out of the way
     /// (on the immediate clock, whose time never moves, it cannot fire anyway).
     func makeCoordinator(
-        instant: Bool = true, engine: FakeEngine = FakeEngine(), limit: Int = 100, stallLimit: Duration = .seconds(86_400)
+        instant: Bool = true, engine: FakeEngine = FakeEngine(), stallLimit: Duration = .seconds(86_400)
     ) -> (SpeechCoordinator, FakeOutput, EventLog, Task<Void, Never>) {
         let output = FakeOutput(instant: instant)
         var configuration = SpeechCoordinator.Configuration()
-        configuration.pendingLimit = limit
         configuration.serverBufferMilliseconds = 0
         configuration.playbackStallLimit = stallLimit
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())

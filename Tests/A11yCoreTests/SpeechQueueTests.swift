@@ -179,21 +179,24 @@ import Testing
         #expect(played(queue.resume().effects) == [2])
     }
 
-    @Test func clientWordPauseWithNoWordLeftHoldsThatClientsItemsOnly() {
+    @Test func clientPauseWhoseItemReachesItsEndBeforeTheCutHoldsThatClientsItemsOnly() {
         var queue = SpeechQueue()
         let me = ClientID(rawValue: 5)
         var mine = item(1)
         mine.owner = me
         var theirs = item(2, queued: true)
         theirs.owner = ClientID(rawValue: 6)
+        var later = item(3, queued: true)
+        later.owner = me
         _ = queue.post(mine)
         _ = queue.post(theirs)
-        _ = queue.pause(.client(me), at: .word)
+        // A client's own pause cuts at once, whatever the boundary.
+        #expect(queue.pause(.client(me), at: .word).effects == [.cancelPlayback(id(1)), .emit(.paused(id(1)))])
+        _ = queue.post(later)
         let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
-        #expect(finishes(ended).map(\.1) == [.spoken])
-        #expect(ended.contains(.emit(.queuePaused(owner: me))))
+        #expect(finishes(ended).map(\.1) == [.spoken], "it got to its end first")
         #expect(played(ended) == [2], "another client's item goes on")
-        #expect(!ended.contains { if case .emit(.paused) = $0 { true } else { false } }, "no event of a finished utterance")
+        #expect(queue.pending.map(\.id.rawValue) == [3], "the client's next one is held")
     }
 
     @Test func pauseWhenNothingSpeaksTakesNoEffect() {
@@ -245,7 +248,8 @@ import Testing
     }
 
     @Test func fullQueueDropsTheLowestPriorityOldest() {
-        var queue = SpeechQueue(pendingLimit: 3)
+        // Room for three such items: the bound is in bytes, each "item N" costs the same.
+        var queue = SpeechQueue(pendingByteLimit: 3 * item(2).queueCost)
         _ = queue.post(item(1))
         _ = queue.post(item(2, queued: true))
         _ = queue.post(item(3, priority: .low, queued: true))
@@ -253,16 +257,39 @@ import Testing
         let effects = queue.post(item(5, queued: true))
         #expect(finishes(effects).map { $0.0 } == [3])
         #expect(finishes(effects).map { $0.1 } == [.dropped])
+        #expect(effects.contains(.emit(.finished(id(3), text: "item 3", reason: .dropped, message: SpeechQueue.droppedForBound))))
         #expect(queue.pending.map(\.id.rawValue) == [2, 5, 4])
+        #expect(queue.pendingBytes == 3 * item(2).queueCost)
     }
 
     @Test func fullQueueDropsTheNewcomerWhenItIsTheLowest() {
-        var queue = SpeechQueue(pendingLimit: 1)
+        var queue = SpeechQueue(pendingByteLimit: item(2).queueCost)
         _ = queue.post(item(1))
         _ = queue.post(item(2, queued: true))
         let effects = queue.post(item(3, priority: .low, queued: true))
         #expect(finishes(effects).map { $0.0 } == [3])
         #expect(queue.pending.map(\.id.rawValue) == [2])
+    }
+
+    @Test func theBoundCountsBytesSoOneBigItemGivesWayNotABurstOfSmallOnes() {
+        var queue = SpeechQueue(pendingByteLimit: 64 * 1024)
+        _ = queue.post(item(1))
+        let big = item(2, priority: .low, queued: true, text: String(repeating: "long text ", count: 10_000))
+        #expect(finishes(queue.post(big)).map(\.1) == [.dropped], "100 kB cannot wait under a 64 kB bound")
+        var dropped: [(UInt64, FinishReason)] = []
+        for n in 3...102 { dropped += finishes(queue.post(item(UInt64(n), queued: true))) }
+        #expect(dropped.isEmpty, "a hundred short items fit")
+        #expect(queue.pending.count == 100)
+    }
+
+    @Test func aBurstOf339KeysIsQueuedWholeUnderTheDefaultBound() {
+        // keys.test: 339 quick KEY messages of one client, priority message.
+        var queue = SpeechQueue()
+        var ended: [(UInt64, FinishReason)] = []
+        for n in 1...339 { ended += finishes(queue.post(ssip(UInt64(n), .message))) }
+        #expect(ended.isEmpty)
+        #expect(queue.pending.count == 338 && queue.current?.item.id == id(1))
+        #expect(queue.pendingBytes < SpeechQueue.defaultPendingByteLimit / 100)
     }
 
     @Test func failedPlaybackFinishesWithErrorAndItsMessageThenGoesOn() {
@@ -414,27 +441,114 @@ import Testing
         #expect(finishes(effects).map(\.0) == [2])
     }
 
-    @Test func clientPauseHoldsOnlyThatClientAndResumeGoesOn() {
+    @Test func clientPauseParksItsSpeakingItemAndTheOthersGoOn() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        let spoken = "un deux trois quatre"
+        let first = SpeechItem(id: id(1), kind: .announcement, utterance: request(spoken), owner: one, messagePriority: .message)
+        _ = queue.post(first)
+        _ = queue.post(ssip(2, .message, owner: 1))
+        _ = queue.post(ssip(3, .message, owner: 2))
+        #expect(queue.wordHeard(id(1), start: 3, length: 4) == [.emit(.word(id(1), start: 3, length: 4))])
+        let (paused, effects) = queue.pause(.client(one), at: .immediate)
+        #expect(paused)
+        // Cut, not corked: the voice is free for the others.
+        #expect(effects == [.cancelPlayback(id(1)), .emit(.paused(id(1)))])
+        #expect(queue.wordHeard(id(1), start: 8, length: 5).isEmpty, "nothing told of audio being cut")
+        let parked = queue.playbackEnded(id(1), .cancelled)
+        #expect(finishes(parked).isEmpty, "a paused item does not end")
+        #expect(played(parked) == [3], "the other client's item is spoken")
+        // What is left of item 1 waits at the head of its class, held, from the word it stopped in.
+        #expect(queue.pending.map(\.id.rawValue) == [1, 2])
+        let rest = queue.pending[0]
+        #expect(rest.isRemainder && rest.text == spoken)
+        #expect(rest.utterance.segments.map(\.content) == [.text("deux trois quatre")])
+        #expect(queue.resume(.client(ClientID(rawValue: 2))).effective == false, "client 2 was not paused")
+        #expect(queue.resume(.client(one)) == (true, []) , "it waits for the speaking item, as any message")
+        let next = queue.playbackEnded(id(3), .completed)
+        #expect(finishes(next).map(\.1) == [.spoken])
+        #expect(next.last == .emit(.resumed(id(1))), "its clients hear it resumed, not begun again")
+        #expect(played(next) == [1])
+        let end = queue.playbackEnded(id(1), .completed)
+        #expect(end.first == .emit(.finished(id(1), text: spoken, reason: .spoken, message: nil)))
+        #expect(played(end) == [2])
+    }
+
+    @Test func aClientsPauseHoldsItsWaitingAndNewItemsAndOutlivesACancel() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        _ = queue.post(ssip(1, .message, owner: 2))
+        _ = queue.post(ssip(2, .message, owner: 1))
+        #expect(queue.pause(.client(one), at: .immediate) == (true, []), "not speaking: nothing cut")
+        _ = queue.stop(.client(one))
+        #expect(queue.heldClients == [one], "a cancel does not end the client's pause")
+        #expect(queue.post(ssip(3, .message, owner: 1)).isEmpty)
+        _ = queue.playbackEnded(id(1), .completed)
+        #expect(queue.current == nil && queue.pending.map(\.id.rawValue) == [3], "held while its client is paused")
+        #expect(played(queue.resume(.client(one)).effects) == [3])
+    }
+
+    @Test func aParkedItemKeepsItsPlaceByItsPriority() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        // A parked text is made moot by a newer text, like any waiting text.
+        _ = queue.post(ssip(1, .text, owner: 1))
+        _ = queue.pause(.client(one), at: .immediate)
+        _ = queue.playbackEnded(id(1), .cancelled)
+        let moot = finishes(queue.post(ssip(2, .text, owner: 2)))
+        #expect(moot.map(\.0) == [1] && moot.map(\.1) == [.flushed])
+        // A parked message goes back to the head of its class, before what came after it started.
+        var messages = SpeechQueue()
+        _ = messages.post(ssip(1, .message, owner: 1))
+        _ = messages.pause(.client(one), at: .immediate)
+        _ = messages.playbackEnded(id(1), .cancelled)
+        _ = messages.post(ssip(2, .message, owner: 2))
+        _ = messages.post(ssip(3, .message, owner: 2))
+        _ = messages.post(ssip(4, .important, owner: 2))
+        #expect(messages.current?.item.id == id(2))
+        #expect(messages.pending.map(\.id.rawValue) == [4, 1, 3], "after the important one, before the later message")
+    }
+
+    @Test func whatAPausedClientHoldsNeverDropsAnothersNotification() {
+        var queue = SpeechQueue()
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.pause(.client(ClientID(rawValue: 1)), at: .immediate)
+        _ = queue.playbackEnded(id(1), .cancelled)
+        #expect(played(queue.post(ssip(2, .notification, owner: 2))) == [2])
+    }
+
+    @Test func aClientThatLeavesWhilePausedHoldsNobody() {
         var queue = SpeechQueue()
         let one = ClientID(rawValue: 1)
         _ = queue.post(ssip(1, .message, owner: 1))
         _ = queue.post(ssip(2, .message, owner: 1))
-        _ = queue.post(ssip(3, .message, owner: 2))
-        let (paused, effects) = queue.pause(.client(one), at: .immediate)
-        #expect(paused)
-        #expect(effects == [.pausePlayback(id(1), .immediate), .emit(.paused(id(1)))])
-        #expect(queue.resume(.client(ClientID(rawValue: 2))).effective == false, "client 2 was not paused")
-        let resumed = queue.resume(.client(one))
-        #expect(resumed.effects == [.resumePlayback(id(1)), .emit(.resumed(id(1)))])
-        // Paused again, then cancelled: its waiting item waits no more, the other client's plays.
         _ = queue.pause(.client(one), at: .immediate)
-        _ = queue.stop(.client(one))
-        #expect(played(queue.playbackEnded(id(1), .cancelled)) == [3])
-        #expect(queue.heldClients == [one], "a cancel does not end the client's pause")
-        #expect(queue.post(ssip(4, .message, owner: 1)).isEmpty)
-        _ = queue.playbackEnded(id(3), .completed)
-        #expect(queue.current == nil && queue.pending.map(\.id.rawValue) == [4], "held while its client is paused")
-        #expect(played(queue.resume(.client(one)).effects) == [4])
+        _ = queue.playbackEnded(id(1), .cancelled)
+        let left = queue.clientLeft(one)
+        #expect(finishes(left).map(\.0).sorted() == [1, 2])
+        #expect(finishes(left).allSatisfy { $0.1 == .stopped })
+        #expect(queue.heldClients.isEmpty && queue.pending.isEmpty)
+        #expect(played(queue.post(ssip(3, .message, owner: 2))) == [3])
+    }
+
+    @Test func aClientThatLeavesWhileItsItemIsBeingParkedEndsIt() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.post(ssip(2, .message, owner: 2))
+        _ = queue.pause(.client(one), at: .immediate)
+        #expect(queue.clientLeft(one).isEmpty, "its audio is already being cut")
+        let ended = queue.playbackEnded(id(1), .cancelled)
+        #expect(finishes(ended).map(\.0) == [1] && finishes(ended).map(\.1) == [.stopped])
+        #expect(played(ended) == [2])
+    }
+
+    @Test func aClientThatLeavesWithoutPausingStillHasItsItemsSpoken() {
+        var queue = SpeechQueue()
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.post(ssip(2, .message, owner: 1))
+        #expect(queue.clientLeft(ClientID(rawValue: 1)).isEmpty)
+        #expect(queue.current?.item.id == id(1) && queue.pending.map(\.id.rawValue) == [2])
     }
 
     @Test func pauseAllOverAClientPauseHoldsEverythingUntilResumeAll() {
@@ -442,14 +556,25 @@ import Testing
         _ = queue.post(ssip(1, .message, owner: 1))
         _ = queue.post(ssip(2, .message, owner: 2))
         _ = queue.pause(.client(ClientID(rawValue: 1)), at: .immediate)
+        #expect(played(queue.playbackEnded(id(1), .cancelled)) == [2])
         #expect(queue.pause(at: .immediate).effective)
         #expect(queue.resume(.client(ClientID(rawValue: 1))).effects.isEmpty, "the pause of all still holds")
+        #expect(queue.resume().effects == [.resumePlayback(id(2)), .emit(.resumed(id(2)))])
+        let next = queue.playbackEnded(id(2), .completed)
+        #expect(played(next) == [1] && next.last == .emit(.resumed(id(1))))
+    }
+
+    @Test func aPauseOfEverythingOverAClientsSpeakingItemCorksIt() {
+        var queue = SpeechQueue()
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.pause(at: .immediate)
+        #expect(queue.pause(.client(ClientID(rawValue: 1)), at: .immediate).effects.isEmpty, "already paused, kept")
         #expect(queue.resume().effects == [.resumePlayback(id(1)), .emit(.resumed(id(1)))])
     }
 
     @Test func everyAcceptedItemFinishesExactlyOnceUnderAnyMix() {
         // A deterministic pseudo-random walk through every operation.
-        var queue = SpeechQueue(pendingLimit: 4)
+        var queue = SpeechQueue(pendingByteLimit: 4 * item(1).queueCost)
         var seed: UInt64 = 0x9E3779B97F4A7C15
         func next(_ bound: Int) -> Int {
             seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
@@ -482,11 +607,16 @@ import Testing
             case 6:
                 if let current = queue.current {
                     if current.phase == .pausingAtWord { record(queue.playbackPaused(current.item.id)) }
+                    record(queue.wordHeard(current.item.id, start: next(6), length: 1))
+                    if next(8) == 0 { record(queue.clientLeft(ClientID(rawValue: UInt64(next(3))))) }
                 }
             default:
                 if let current = queue.current {
                     let outcome: SpeechQueue.PlaybackOutcome
-                    if case .stopping = current.phase { outcome = .cancelled } else { outcome = .completed }
+                    switch current.phase {
+                    case .stopping, .parking: outcome = .cancelled
+                    case .speaking, .pausingAtWord, .paused: outcome = .completed
+                    }
                     record(queue.playbackEnded(current.item.id, outcome))
                 }
             }

@@ -33,6 +33,7 @@ import Testing
         func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool { false }
         func resume(_ scope: ControlScope) async -> Bool { false }
         func stop(_ scope: ControlScope) async -> Bool { false }
+        func clientLeft(_ client: ClientID) async {}
         func status() async -> SpeechStatus { SpeechStatus(state: .idle, current: nil, pending: []) }
         func voices() async -> [VoiceInfo] { [] }
         func pronounce(_ request: SpeechRequest) async throws -> String { "" }

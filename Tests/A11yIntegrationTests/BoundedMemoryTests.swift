@@ -74,11 +74,15 @@ import Glibc
     @Test func aSubscriberThatNeverReadsIsCutOffAndOthersAreStillServed() async throws {
         // The daemon's own limit (4096 unread messages): a client that reads, however slowly under
         // load, is held up by backpressure long before it.
-        let daemon = try await DaemonHarness()
+        // The queue's smallest bound (1 MiB, about 2,500 such posts) so that most posts are dropped
+        // as they come, as a flood should be, and the stop ends fewer than the cut-off at once.
+        var configuration = DaemonConfiguration()
+        configuration.queueMaxBytes = 1 << 20
+        let daemon = try await DaemonHarness(configuration: configuration)
         let silent = try SilentSubscriber(path: daemon.socketPath)
         let poster = try await daemon.client()
         // More events than the socket's buffers and the limit hold, for the subscriber: every post
-        // ends (most are dropped: the queue holds 100).
+        // ends (most are dropped for the queue's bound).
         let count = 12_000
         var lines = ""
         for n in 1...count {

@@ -1,3 +1,4 @@
+import A11yCore
 import A11yDaemon
 import A11ySystem
 import Foundation
@@ -17,16 +18,16 @@ import Testing
             language = "en-GB"
             rate = 300
             [queue]
-            limit = 5
+            max_bytes = 2097152
             [earcon]
             screen_changed = false
             """)
         #expect(parsed.voice.language == "en-GB")
         #expect(parsed.voice.rate == 300)
-        #expect(parsed.queueLimit == 5)
+        #expect(parsed.queueMaxBytes == 2_097_152)
         #expect(parsed.earcon == false)
         #expect(parsed.changes(from: DaemonConfiguration()).map(\.description) == [
-            "voice.language: (from LANG) -> en-GB", "voice.rate: 175 -> 300", "queue.limit: 100 -> 5",
+            "voice.language: (from LANG) -> en-GB", "voice.rate: 175 -> 300", "queue.max_bytes: 16777216 -> 2097152",
             "earcon.screen_changed: true -> false",
         ])
     }
@@ -75,7 +76,8 @@ import Testing
             pitch = 40
             volume = 1_50
             [queue]
-            limit = 7
+            max_bytes = 0x200000
+            limit = 7  # obsolete, ignored
             [earcon]
             screen_changed = false
             [audio]
@@ -89,13 +91,14 @@ import Testing
             [ssip]
             enabled = false
             socket = "/tmp/ssip.sock"
+            default_priority = "text"
             """)
         var expected = DaemonConfiguration()
         expected.voice.language = "fr-FR"
         expected.voice.rate = 150
         expected.voice.pitch = 40
         expected.voice.volume = 150
-        expected.queueLimit = 7
+        expected.queueMaxBytes = 2 << 20
         expected.earcon = false
         expected.audioServer = "unix:/run/pulse/native"
         expected.socketPath = "/tmp/a11yd é.sock"
@@ -104,6 +107,7 @@ import Testing
         expected.allowedUIDs = [1001, 1002]
         expected.ssipEnabled = false
         expected.ssipSocketPath = "/tmp/ssip.sock"
+        expected.ssipDefaultPriority = .text
         #expect(parsed == expected)
         #expect(throws: ConfigurationError.invalidValue(path: "<config>", "'daemon.allowed_uids' must be a list of user ids, e.g. [1001]")) {
             try DaemonConfiguration.parse("[daemon]\nallowed_uids = [-1]")

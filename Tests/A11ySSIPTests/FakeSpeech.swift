@@ -16,6 +16,7 @@ final class FakeSpeech: SpeechControl {
         var posted: [(item: SpeechItem, client: ClientID)] = []
         var speaking: [(item: SpeechItem, client: ClientID)] = []
         var controls: [Control] = []
+        var left: [ClientID] = []
         var subscribers: [AsyncStream<ClientEvent>.Continuation] = []
     }
 
@@ -33,6 +34,8 @@ final class FakeSpeech: SpeechControl {
     }
 
     var controls: [Control] { state.withLock { $0.controls } }
+    /// The clients whose departure was told (`clientLeft`), in order.
+    var left: [ClientID] { state.withLock { $0.left } }
 
     func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
         if case .ssml(let markup) = request.content, !markup.contains("<speak") {
@@ -93,6 +96,10 @@ final class FakeSpeech: SpeechControl {
             emit(.finished(item.id, text: item.text, reason: .stopped, message: "stopped"), to: client)
         }
         return !stopped.isEmpty
+    }
+
+    func clientLeft(_ client: ClientID) async {
+        state.withLock { $0.left.append(client) }
     }
 
     func status() async -> SpeechStatus { SpeechStatus(state: .idle, current: nil, pending: []) }

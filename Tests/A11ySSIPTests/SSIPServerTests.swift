@@ -89,6 +89,21 @@ import Testing
         }
     }
 
+    @Test func speechIsToldWhenAClientLeavesByQuitOrByClosing() async throws {
+        try await withServer { path, speech, _ in
+            var ids: [ClientID] = []
+            for quits in [true, false] {
+                let client = try RawSSIPClient(path: path)
+                let reply = try client.exchange("HISTORY GET CLIENT_ID")
+                ids.append(ClientID(rawValue: try #require(UInt64(reply.dropFirst(4).prefix { !$0.isNewline }))))
+                if quits { #expect(try client.exchange("QUIT") == "231 HAPPY HACKING\r\n") } else { client.close() }
+                try await waitUntil("speech is told client \(ids.last!) left") { speech.left.contains(ids.last!) }
+            }
+            // (The probe that waited for the socket was a client too.)
+            #expect(speech.left.filter(ids.contains) == ids)
+        }
+    }
+
     @Test func garbageOverlongLinesAndVanishingClientsAreAnsweredNotCrashedOn() async throws {
         var configuration = SSIPServer.Configuration()
         configuration.maximumLineLength = 1000
@@ -302,92 +317,6 @@ import Testing
             #expect(said.contains { $0.contains("Apple") }, "\(said)")
             #expect(said.contains { $0.contains("Banana") }, "\(said)")
             #expect(speech.posted.allSatisfy { $0.request.messagePriority == .message })
-        }
-    }
-}
-
-/// A blocking SSIP client over a Unix socket, with a receive timeout so that a test cannot hang.
-final class RawSSIPClient {
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
-
-    init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard let address = UnixSocketAddress(path: path),
-            address.withSockaddr({ connect(descriptor, $0, $1) }) == 0
-        else { throw TestFailure("cannot connect to \(path)") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close() }
-
-    func close() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
-
-    func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        guard write(descriptor, bytes, bytes.count) == bytes.count else { throw TestFailure("write failed") }
-    }
-
-    /// Writes `text` from a thread of its own (it may block until the server reads); `wait()`
-    /// on the result returns once it is all written or the socket failed.
-    func sendFromAnotherThread(_ text: String) -> DispatchSemaphore {
-        let done = DispatchSemaphore(value: 0)
-        let bytes = Array(text.utf8)
-        let descriptor = self.descriptor
-        Thread.detachNewThread {
-            var sent = 0
-            while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
-                sent += count
-            }
-            done.signal()
-        }
-        return done
-    }
-
-    /// Sends `line` with CRLF and reads one whole reply.
-    func exchange(_ line: String) throws -> String {
-        try send(line + "\r\n")
-        return try readReply()
-    }
-
-    /// One reply: lines up to the one whose fourth character is a space.
-    func readReply() throws -> String {
-        var reply = ""
-        while true {
-            let line = try readLine()
-            reply += line
-            let characters = Array(line.utf8)
-            if characters.count >= 4, characters[3] == UInt8(ascii: " ") { return reply }
-        }
-    }
-
-    /// Whatever comes until the server closes.
-    func readToEnd() throws -> String {
-        var rest = buffer
-        buffer = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count <= 0 { break }
-            rest += chunk[0..<count]
-        }
-        return String(decoding: rest, as: UTF8.self)
-    }
-
-    private func readLine() throws -> String {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = buffer[...end]
-                buffer.removeFirst(end + 1)
-                return String(decoding: line, as: UTF8.self)
-            }
-            let count = read(descriptor, &chunk, chunk.count)
-            guard count > 0 else { throw TestFailure("the server closed or did not answer in 5 s") }
-            buffer += chunk[0..<count]
         }
     }
 }

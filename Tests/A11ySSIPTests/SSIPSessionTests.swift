@@ -22,6 +22,18 @@ import Testing
         wire(send(&session, line))
     }
 
+    @Test func aClientThatSetsNoPriorityOrLanguageGetsSpeechDispatchersDefaults() {
+        var s = session()
+        #expect(reply("GET LANGUAGE", on: &s) == "251-en-US\r\n251 OK GET RETURNED\r\n")
+        #expect(s.settings.priority == .message)
+        guard case .speak(let request, _)? = send(&s, "CHAR a").first else { Issue.record("no speak"); return }
+        #expect(request.messagePriority == .message)
+        // The daemon's configured default (ssip.default_priority) instead.
+        var configured = SSIPSession(client: me, defaultPriority: .text)
+        guard case .speak(let text, _)? = send(&configured, "KEY a").first else { Issue.record("no speak"); return }
+        #expect(text.messagePriority == .text)
+    }
+
     @Test func repliesAreCRLFLinesWithDashesBeforeTheLast() {
         #expect(SSIPReply(245, "OK CLIENT ID SENT", lines: ["12"]).description == "245-12\r\n245 OK CLIENT ID SENT\r\n")
         #expect(SSIPReply(700, "INDEX MARK", lines: ["a\r\nb"]).description == "700-a  b\r\n700 INDEX MARK\r\n")
@@ -130,7 +142,7 @@ import Testing
             return
         }
         #expect(request.content == .text("Hello,\n.a dot line\nQUIT", spans: []))
-        #expect(request.messagePriority == .text)
+        #expect(request.messagePriority == .message, "speech-dispatcher's default priority")
         #expect(notifications == [])
         #expect(wire(s.queued(UtteranceID(rawValue: 42))) == "225-42\r\n225 OK MESSAGE QUEUED\r\n")
         #expect(reply("HISTORY GET LAST", on: &s) == "242-42\r\n242 OK LAST MSG SAID\r\n")

@@ -117,11 +117,11 @@ import Glibc
             environment: sandbox.environment(pulse: pulse), logPath: sandbox.root + "/a11yd.log")
         try await waitUntilAccepts(sandbox.socketPath)
 
-        try sandbox.writeConfig("[voice]\nrate = 220\n\n[queue]\nlimit = 50\n")
+        try sandbox.writeConfig("[voice]\nrate = 220\n\n[queue]\nmax_bytes = 33554432\n")
         daemon.signal(SIGHUP)
         try await daemon.waitForLog("configuration reloaded")
         #expect(daemon.log.contains("voice.rate: 175 -> 220"), "\(daemon.log)")
-        #expect(daemon.log.contains("queue.limit: 100 -> 50"), "\(daemon.log)")
+        #expect(daemon.log.contains("queue.max_bytes: 16777216 -> 33554432"), "\(daemon.log)")
 
         try sandbox.writeConfig("[voice]\nrate = 9000\n")
         daemon.signal(SIGHUP)

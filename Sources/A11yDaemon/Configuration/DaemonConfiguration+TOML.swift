@@ -1,3 +1,4 @@
+import A11yCore
 import A11yPronunciation
 import A11yProtocol
 import A11ySystem
@@ -45,8 +46,11 @@ extension DaemonConfiguration {
             if let pitch = try reader.int(voice, "voice", "pitch", in: 0...100) { configuration.voice.pitch = pitch }
             if let volume = try reader.int(voice, "voice", "volume", in: 0...200) { configuration.voice.volume = volume }
         }
-        try reader.section(table, "queue", known: ["limit"]) { (queue) throws(ConfigurationError) in
-            if let limit = try reader.int(queue, "queue", "limit", in: 1...10_000) { configuration.queueLimit = limit }
+        try reader.section(table, "queue", known: ["max_bytes", "limit"]) { (queue) throws(ConfigurationError) in
+            if let bytes = try reader.int(queue, "queue", "max_bytes", in: (1 << 20)...(1 << 30)) { configuration.queueMaxBytes = bytes }
+            // The count the queue was once bounded by: still read, so that files written then
+            // keep working, and ignored (a real client's burst exceeded it).
+            _ = try reader.int(queue, "queue", "limit", in: 1...10_000)
         }
         try reader.section(table, "earcon", known: ["screen_changed"]) { (earcon) throws(ConfigurationError) in
             if let on = try reader.bool(earcon, "earcon", "screen_changed") { configuration.earcon = on }
@@ -73,7 +77,14 @@ extension DaemonConfiguration {
                 configuration.allowedUIDs = allowed
             }
         }
-        try reader.section(table, "ssip", known: ["enabled", "socket"]) { (ssip) throws(ConfigurationError) in
+        try reader.section(table, "ssip", known: ["enabled", "socket", "default_priority"]) { (ssip) throws(ConfigurationError) in
+            if let name = try reader.string(ssip, "ssip", "default_priority") {
+                guard let priority = MessagePriority(rawValue: name) else {
+                    throw ConfigurationError.invalidValue(
+                        path: path, "'ssip.default_priority' must be one of important, message, text, notification, progress")
+                }
+                configuration.ssipDefaultPriority = priority
+            }
             if let on = try reader.bool(ssip, "ssip", "enabled") { configuration.ssipEnabled = on }
             if let socket = try reader.string(ssip, "ssip", "socket") {
                 configuration.ssipSocketPath = socket.isEmpty ? nil : socket

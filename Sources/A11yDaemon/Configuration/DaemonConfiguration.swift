@@ -15,8 +15,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     public var voice = Voice()
-    /// Most items waiting at once; beyond it the lowest-priority oldest is dropped.
-    public var queueLimit: Int = 100
+    /// Most bytes the waiting items may hold (`SpeechItem.queueCost`); beyond it the
+    /// lowest-priority oldest are dropped.
+    public var queueMaxBytes: Int = SpeechQueue.defaultPendingByteLimit
     /// Play the screen-change earcon before `screenChanged` items.
     public var earcon: Bool = true
     /// PulseAudio server; nil means libpulse's default (which honours `PULSE_SERVER`).
@@ -31,6 +32,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var ssipEnabled: Bool = true
     /// The SSIP socket; nil means `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`.
     public var ssipSocketPath: String? = nil
+    /// The priority of an SSIP client's messages until it sets one: speech-dispatcher's `message`.
+    public var ssipDefaultPriority: MessagePriority = .message
     /// Users besides the daemon's own (and root) whose clients are served; everyone else is refused.
     public var allowedUIDs: [UInt32] = []
 
@@ -43,7 +46,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("voice.rate", String(voice.rate)),
             ("voice.pitch", String(voice.pitch)),
             ("voice.volume", String(voice.volume)),
-            ("queue.limit", String(queueLimit)),
+            ("queue.max_bytes", String(queueMaxBytes)),
             ("earcon.screen_changed", String(earcon)),
             ("audio.server", audioServer ?? "(default)"),
             ("daemon.socket", socketPath ?? "(default)"),
@@ -51,6 +54,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("daemon.idle_exit_seconds", String(idleExitSeconds)),
             ("ssip.enabled", String(ssipEnabled)),
             ("ssip.socket", ssipSocketPath ?? "(default)"),
+            ("ssip.default_priority", ssipDefaultPriority.rawValue),
             ("daemon.allowed_uids", allowedUIDs.map(String.init).joined(separator: ",")),
         ]
     }

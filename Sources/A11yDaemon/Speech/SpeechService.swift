@@ -17,13 +17,14 @@ public final class SpeechService: SpeechControl, Service {
     private let pronouncer: Pronouncer
     private let fanOut = EventFanOut()
     private let logger: Logger
+    private let byteLimit: Int
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer, lexicon: LexiconStore,
         configuration: DaemonConfiguration, environment: [String: String], logger: Logger
     ) {
         var settings = SpeechCoordinator.Configuration()
-        settings.pendingLimit = configuration.queueLimit
+        settings.pendingByteLimit = configuration.queueMaxBytes
         settings.earcon = configuration.earcon
         coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
         planner = UtterancePlanner(
@@ -32,6 +33,7 @@ public final class SpeechService: SpeechControl, Service {
         self.engine = engine
         self.pronouncer = pronouncer
         self.logger = logger
+        self.byteLimit = configuration.queueMaxBytes
     }
 
     public var currentConfiguration: DaemonConfiguration { planner.configuration.withLock { $0 } }
@@ -49,6 +51,11 @@ public final class SpeechService: SpeechControl, Service {
                 for await event in self.coordinator.events {
                     self.fanOut.deliver(event)
                     if case .finished(let id, _, let reason, let message) = event {
+                        if reason == .dropped, message == SpeechQueue.droppedForBound {
+                            self.logger.warning(
+                                "an item was dropped: the waiting items reached the queue's memory bound",
+                                metadata: ["utterance": "\(id)", "queue.max_bytes": "\(self.byteLimit)"])
+                        }
                         self.logger.debug("finished", metadata: ["utterance": "\(id)", "reason": "\(reason)", "message": "\(message ?? "")"])
                     }
                 }
@@ -94,6 +101,10 @@ public final class SpeechService: SpeechControl, Service {
 
     public func stop(_ scope: ControlScope) async -> Bool {
         await coordinator.stop(scope)
+    }
+
+    public func clientLeft(_ client: ClientID) async {
+        await coordinator.clientLeft(client)
     }
 
     public func status() async -> SpeechStatus {

@@ -266,6 +266,7 @@ class JSONConnection:
     def __init__(self, reader, writer, name):
         self.reader, self.writer, self.name = reader, writer, name
         self.waiting = {}
+        self.events = []  # (arrival on time.monotonic(), message): the events of this connection's own items
         self.task = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -282,6 +283,8 @@ class JSONConnection:
                 message = json.loads(line)
                 if "ok" in message and message.get("id") in self.waiting:
                     self.waiting.pop(message["id"]).set_result(message)
+                elif "event" in message:
+                    self.events.append((time.monotonic(), message))
         except (ConnectionError, ValueError, asyncio.IncompleteReadError):
             pass
         for future in self.waiting.values():
@@ -770,11 +773,16 @@ class Soak:
             if paused:
                 await asyncio.sleep(rng.uniform(0.05, heard[0] * 0.8))
                 await conn.request({"op": "pause", "at": boundary})
-                paused_at = time.monotonic()
+                # In force once the item says so (a word pause lets its word end first), or it ended.
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and not any(
+                        m.get("utterance") == u and m["event"] in ("paused", "finished") for _, m in conn.events):
+                    await asyncio.sleep(0.01)
+                paused_at = next((t for t, m in conn.events if m.get("utterance") == u
+                                  and m["event"] in ("paused", "finished")), time.monotonic())
                 await asyncio.sleep(0.6)
-                # Silent from shortly after the pause (a word pause lets its word end first) to the resume.
-                settle = 0.1 if boundary == "immediate" else 0.45
-                window = (paused_at - started + settle, time.monotonic() - started)
+                # parec starts a little after it is spawned: keep 0.1 s off both ends of the pause.
+                window = (paused_at - started + 0.1, time.monotonic() - started - 0.1)
                 await conn.request({"op": "resume"})
             deadline = time.monotonic() + 30
             while self.tally.probes[u] is None and time.monotonic() < deadline:

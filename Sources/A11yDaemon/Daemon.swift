@@ -44,8 +44,6 @@ public struct Daemon: Sendable {
         // concurrently with starting services, so a signal sent as soon as the socket accepts
         // could still kill the process with the default action.
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        // Two arenas are plenty for a11yd's few threads, and bound what glibc keeps (`Heap`).
-        Heap.limitArenas(to: 2)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
         let engine: EspeakEngine

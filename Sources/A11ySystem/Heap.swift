@@ -8,8 +8,9 @@ import CMalloc
 /// in steps as arenas filled with free pages. Two arenas and the free pages given back once
 /// speech is idle bound it to what is in use (docs/memory.md, "The heap").
 public enum Heap {
-    /// At most `count` arenas from now on (glibc's `M_ARENA_MAX`; its default is eight per core).
-    /// Threads beyond that share them.
+    /// At most `count` arenas (glibc's `M_ARENA_MAX`; its default is eight per core); threads
+    /// beyond that share them. glibc reads the limit once, when a second arena is first made, so
+    /// call it first thing in `main`, before any thread starts.
     public static func limitArenas(to count: Int) {
         _ = mallopt(M_ARENA_MAX, Int32(clamping: max(1, count)))
     }

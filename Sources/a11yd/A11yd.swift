@@ -33,6 +33,8 @@ struct A11yd: ParsableCommand {
     var logLevel: String = "info"
 
     func run() throws {
+        // First, before any thread exists: glibc fixes its arena limit when a second arena is made.
+        Heap.limitArenas(to: 2)
         let (socket, ssipSocket, noSSIP, config, logLevel) = (socket, ssipSocket, noSSIP, config, logLevel)
         try MainThread.wait {
             try await Self.serve(socket: socket, ssipSocket: ssipSocket, noSSIP: noSSIP, config: config, logLevel: logLevel)

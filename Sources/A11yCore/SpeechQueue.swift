@@ -106,6 +106,7 @@ public struct SpeechQueue: Sendable {
 
         insert(item)
         effects += startNextIfIdle()
+        effects += yieldVoiceIfHeld()
         effects += keepWithinBound()
         return effects
     }
@@ -142,7 +143,7 @@ public struct SpeechQueue: Sendable {
             // Anything else, waiting or speaking, wins; a pause drops it. What a paused client
             // holds does not count: one client's pause never silences the others.
             let busy = pending.contains { $0.messagePriority != .notification && !isHeld($0) }
-                || (current.map { $0.phase.isKept && $0.item.messagePriority != .notification } ?? false)
+                || (current.map { $0.phase.isKept && !isHeld($0.item) && $0.item.messagePriority != .notification } ?? false)
             if held || busy {
                 return [finish(item, .dropped, message: held ? Self.droppedWhilePaused : "a notification gives way to any other speech")]
             }
@@ -157,6 +158,7 @@ public struct SpeechQueue: Sendable {
         }
         insert(item)
         effects += startNextIfIdle()
+        effects += yieldVoiceIfHeld()
         effects += keepWithinBound()
         return effects
     }
@@ -244,14 +246,32 @@ public struct SpeechQueue: Sendable {
             if let current, current.item.owner == client, !isPaused,
                 current.phase == .speaking || current.phase == .pausingAtWord
             {
-                // A client's own pause frees the voice for the others: its item's audio is cut
-                // (heard at once, whatever the boundary) and the rest of it waits, held, to go on
-                // from its last word heard (`playbackEnded`).
-                self.current?.phase = .parking
-                effects = [.cancelPlayback(current.item.id), .emit(.paused(current.item.id))]
+                // Cut and parked at once if somebody else waits for the voice (`yieldVoiceIfHeld`);
+                // else paused where it stands, to go on exactly there, until somebody does.
+                effects = yieldVoiceIfHeld()
+                if effects.isEmpty { effects = pauseCurrent(at: boundary) ?? [] }
             }
             let waiting = pending.contains { $0.owner == client }
             return (!effects.isEmpty || waiting, effects)
+        }
+    }
+
+    /// An item paused by its own client's pause keeps the voice only while nobody else waits for
+    /// it: once another's item could start, its audio is cut and the rest of it waits, held, to go
+    /// on from its last word heard (`playbackEnded` parks it). One client's pause never silences
+    /// the others.
+    private mutating func yieldVoiceIfHeld() -> [Effect] {
+        guard let current, !isPaused, isHeld(current.item), pending.contains(where: { !isHeld($0) }) else { return [] }
+        switch current.phase {
+        case .paused:
+            self.current?.phase = .parking
+            return [.cancelPlayback(current.item.id)]
+        case .speaking, .pausingAtWord:
+            // Its pause had not been heard yet: it is now, at once.
+            self.current?.phase = .parking
+            return [.cancelPlayback(current.item.id), .emit(.paused(current.item.id))]
+        case .stopping, .parking:
+            return []
         }
     }
 
@@ -295,7 +315,7 @@ public struct SpeechQueue: Sendable {
             // Under a pause of everything, the client's speaking item stays paused.
             guard !isPaused else { return (true, []) }
         }
-        guard let current, !isHeld(current.item) else { return (true, startNextIfIdle()) }
+        guard let current, !isHeld(current.item) else { return (true, startNextIfIdle() + yieldVoiceIfHeld()) }
         switch current.phase {
         case .paused:
             self.current?.phase = .speaking
@@ -357,11 +377,12 @@ public struct SpeechQueue: Sendable {
         var effects = removePending(reason: .stopped, message: Self.stoppedForLeaving, where: owned)
         if let current, owned(current.item) {
             switch current.phase {
-            case .parking, .paused:
-                // Parking, or held by a pause of everything as well: it would wait for its client.
+            case .parking, .paused, .pausingAtWord:
+                // Paused or parked by its client's pause (or held by a pause of everything as well):
+                // it would wait for a client that can no longer resume it.
                 self.current?.phase = .stopping(.stopped)
-                if current.phase == .paused { effects.append(.cancelPlayback(current.item.id)) }
-            case .speaking, .pausingAtWord, .stopping:
+                if current.phase != .parking { effects.append(.cancelPlayback(current.item.id)) }
+            case .speaking, .stopping:
                 break
             }
         }

@@ -488,21 +488,45 @@ import Testing
         #expect(played(queue.resume(.client(one)).effects) == [3])
     }
 
+    @Test func aClientsOwnPauseWithNobodyElseWaitingPausesInPlaceAndResumesExactly() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        _ = queue.post(ssip(1, .message, owner: 1))
+        // Nobody else waits: corked where it stands, not cut (heard whole when resumed).
+        #expect(queue.pause(.client(one), at: .immediate) == (true, [.pausePlayback(id(1), .immediate), .emit(.paused(id(1)))]))
+        #expect(queue.post(ssip(2, .message, owner: 1)).isEmpty, "its own next item is held and takes nothing")
+        #expect(queue.resume(.client(one)) == (true, [.resumePlayback(id(1)), .emit(.resumed(id(1)))]))
+    }
+
+    @Test func anotherClientsItemCutsAnItemPausedInPlaceAndIsSpoken() {
+        var queue = SpeechQueue()
+        let one = ClientID(rawValue: 1)
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.wordHeard(id(1), start: 0, length: 2)
+        _ = queue.pause(.client(one), at: .word)
+        // Its word pause was not heard yet: it is now, at once, and the voice goes to client 2.
+        #expect(queue.post(ssip(2, .message, owner: 2)) == [.cancelPlayback(id(1)), .emit(.paused(id(1)))])
+        let parked = queue.playbackEnded(id(1), .cancelled)
+        #expect(finishes(parked).isEmpty && played(parked) == [2])
+        #expect(queue.pending.map(\.id.rawValue) == [1] && queue.pending[0].isRemainder)
+    }
+
     @Test func aParkedItemKeepsItsPlaceByItsPriority() {
         var queue = SpeechQueue()
         let one = ClientID(rawValue: 1)
         // A parked text is made moot by a newer text, like any waiting text.
         _ = queue.post(ssip(1, .text, owner: 1))
         _ = queue.pause(.client(one), at: .immediate)
+        _ = queue.post(ssip(2, .message, owner: 2))
         _ = queue.playbackEnded(id(1), .cancelled)
-        let moot = finishes(queue.post(ssip(2, .text, owner: 2)))
+        let moot = finishes(queue.post(ssip(3, .text, owner: 2)))
         #expect(moot.map(\.0) == [1] && moot.map(\.1) == [.flushed])
         // A parked message goes back to the head of its class, before what came after it started.
         var messages = SpeechQueue()
         _ = messages.post(ssip(1, .message, owner: 1))
         _ = messages.pause(.client(one), at: .immediate)
-        _ = messages.playbackEnded(id(1), .cancelled)
         _ = messages.post(ssip(2, .message, owner: 2))
+        _ = messages.playbackEnded(id(1), .cancelled)
         _ = messages.post(ssip(3, .message, owner: 2))
         _ = messages.post(ssip(4, .important, owner: 2))
         #expect(messages.current?.item.id == id(2))
@@ -513,8 +537,8 @@ import Testing
         var queue = SpeechQueue()
         _ = queue.post(ssip(1, .message, owner: 1))
         _ = queue.pause(.client(ClientID(rawValue: 1)), at: .immediate)
-        _ = queue.playbackEnded(id(1), .cancelled)
-        #expect(played(queue.post(ssip(2, .notification, owner: 2))) == [2])
+        #expect(queue.post(ssip(2, .notification, owner: 2)) == [.cancelPlayback(id(1))], "accepted; the paused item gives way")
+        #expect(played(queue.playbackEnded(id(1), .cancelled)) == [2])
     }
 
     @Test func aClientThatLeavesWhilePausedHoldsNobody() {
@@ -523,12 +547,23 @@ import Testing
         _ = queue.post(ssip(1, .message, owner: 1))
         _ = queue.post(ssip(2, .message, owner: 1))
         _ = queue.pause(.client(one), at: .immediate)
-        _ = queue.playbackEnded(id(1), .cancelled)
         let left = queue.clientLeft(one)
-        #expect(finishes(left).map(\.0).sorted() == [1, 2])
-        #expect(finishes(left).allSatisfy { $0.1 == .stopped })
+        #expect(left.contains(.cancelPlayback(id(1))), "its item paused in place is cut")
+        #expect(finishes(left).map(\.0) == [2] && finishes(left).map(\.1) == [.stopped])
+        let ended = queue.playbackEnded(id(1), .cancelled)
+        #expect(finishes(ended).map(\.0) == [1] && finishes(ended).map(\.1) == [.stopped])
         #expect(queue.heldClients.isEmpty && queue.pending.isEmpty)
         #expect(played(queue.post(ssip(3, .message, owner: 2))) == [3])
+    }
+
+    @Test func aClientThatLeavesDuringItsWordPauseEndsItsItem() {
+        var queue = SpeechQueue()
+        _ = queue.post(ssip(1, .message, owner: 1))
+        _ = queue.pause(.client(ClientID(rawValue: 1)), at: .word)
+        // Had it stayed, the word pause would have held the voice for a client that is gone.
+        #expect(queue.clientLeft(ClientID(rawValue: 1)) == [.cancelPlayback(id(1))])
+        #expect(finishes(queue.playbackEnded(id(1), .cancelled)).map(\.1) == [.stopped])
+        #expect(played(queue.post(ssip(2, .message, owner: 2))) == [2])
     }
 
     @Test func aClientThatLeavesWhileItsItemIsBeingParkedEndsIt() {

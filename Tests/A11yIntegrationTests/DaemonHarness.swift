@@ -109,3 +109,15 @@ let longSentence = """
     La synthèse vocale lit ce long paragraphe pendant plusieurs secondes, afin que nous puissions \
     l'interrompre, le mettre en pause puis le reprendre exactement là où il s'était arrêté.
     """
+
+/// Where each word of `text` starts, in Unicode scalars: the offsets `word` events report.
+func wordStarts(_ text: String) -> [Int] {
+    var starts: [Int] = []
+    var previousWasSpace = true
+    for (index, scalar) in text.unicodeScalars.enumerated() {
+        let isSpace = scalar.properties.isWhitespace
+        if !isSpace && previousWasSpace { starts.append(index) }
+        previousWasSpace = isSpace
+    }
+    return starts
+}

@@ -340,17 +340,6 @@ import Testing
         await daemon.shutDown()
     }
 
-    func wordStarts(_ text: String) -> [Int] {
-        var starts: [Int] = []
-        var previousWasSpace = true
-        for (index, scalar) in text.unicodeScalars.enumerated() {
-            let isSpace = scalar.properties.isWhitespace
-            if !isSpace && previousWasSpace { starts.append(index) }
-            previousWasSpace = isSpace
-        }
-        return starts
-    }
-
     @Test func s9StopEndsEverythingAndSilences() async throws {
         let daemon = try await DaemonHarness()
         let recorder = try daemon.recorder()

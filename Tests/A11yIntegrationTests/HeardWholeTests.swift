@@ -81,15 +81,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(600))
         let resumedAt = recorder.elapsed()
         try await client.send(RequestLine(.resume, id: .string("resume")))
-        let finished = try await client.finished(id)
-        try await Task.sleep(for: .milliseconds(150))
-        let recording = recorder.stop()
-        #expect(finished.reason == .spoken, "\(scenario.testDescription)")
-        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
-        let words = await client.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
-        #expect(words.count >= 5, "\(scenario.testDescription): words were told: \(words.count)")
+        let problems = try await heard(id, by: client, on: recorder, pausedFrom: pausedAt, to: resumedAt, oracle: oracle)
         await client.close()
-        return oracle.problems(in: recording, pauses: [(pausedAt, resumedAt)], words: words)
+        return problems
     }
 
     @Test(arguments: [PauseBoundary.word, .immediate])
@@ -109,12 +103,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         let resumedAt = recorder.elapsed()
         try await client.send(RequestLine(.resume))
-        let finished = try await client.finished(id)
-        try await Task.sleep(for: .milliseconds(150))
-        let recording = recorder.stop()
-        #expect(finished.reason == .spoken)
-        let words = await client.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
-        let problems = oracle.problems(in: recording, pauses: [(pausedAt, resumedAt)], words: words)
+        let problems = try await heard(id, by: client, on: recorder, pausedFrom: pausedAt, to: resumedAt, oracle: oracle)
         #expect(problems.isEmpty, "\(problems)")
         await daemon.shutDown()
     }
@@ -156,11 +145,7 @@ import Testing
         let resumedAt = recorder.elapsed()
         let resume = try await a11ysay(["--resume"], daemon)
         #expect(resume.status == 0, "\(resume.err)")
-        #expect(try await client.finished(id).reason == .spoken)
-        try await Task.sleep(for: .milliseconds(150))
-        let recording = recorder.stop()
-        let words = await client.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
-        let problems = oracle.problems(in: recording, pauses: [(pausedAt, resumedAt)], words: words)
+        let problems = try await heard(id, by: client, on: recorder, pausedFrom: pausedAt, to: resumedAt, oracle: oracle)
         #expect(problems.isEmpty, "\(problems)")
         await daemon.shutDown()
     }
@@ -215,6 +200,22 @@ import Testing
 
     // MARK: - Helpers
 
+    /// Waits for the item's `finished` (`spoken`, once), stops the recording and returns what the
+    /// oracle found wrong with what was heard and told.
+    func heard(
+        _ id: UInt64, by client: TestClient, on recorder: MonitorRecorder, pausedFrom pausedAt: Double, to resumedAt: Double,
+        oracle: HeardWhole
+    ) async throws -> [String] {
+        let finished = try await client.finished(id)
+        try await Task.sleep(for: .milliseconds(150))
+        let recording = recorder.stop()
+        #expect(finished.reason == .spoken)
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        let words = await client.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
+        #expect(words.count >= 5, "words were told: \(words.count)")
+        return oracle.problems(in: recording, pauses: [(pausedAt, resumedAt)], words: words)
+    }
+
     /// Waits until the item has reached `moment`.
     func reach(_ moment: Moment, of id: UInt64, text: String, on client: TestClient) async throws {
         let starts = wordStarts(text)
@@ -231,17 +232,6 @@ import Testing
             let late = starts[max(0, starts.count - 3)]
             try await client.waitFor("one of the last words") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) >= late }
         }
-    }
-
-    func wordStarts(_ text: String) -> [Int] {
-        var starts: [Int] = []
-        var previousWasSpace = true
-        for (index, scalar) in text.unicodeScalars.enumerated() {
-            let isSpace = scalar.properties.isWhitespace
-            if !isSpace && previousWasSpace { starts.append(index) }
-            previousWasSpace = isSpace
-        }
-        return starts
     }
 
     func a11ysay(_ arguments: [String], _ daemon: DaemonHarness) async throws -> (status: Int32, out: String, err: String) {

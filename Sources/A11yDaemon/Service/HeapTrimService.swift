@@ -42,5 +42,8 @@ final class HeapTrimService: Service {
             }
             armed?.cancel()
         }
+        // Speech shuts down first and ends its events before this service's turn comes: returning
+        // now would be a service ending unexpectedly. Wait for the turn.
+        try? await gracefulShutdown()
     }
 }

@@ -1,0 +1,145 @@
+import A11yTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// a11yd's units under a real, unprivileged `systemd --user` of a throwaway user, with that user's
+/// own PipeWire from Debian's units: sound recorded at its null sink's monitor, nothing of a11yd
+/// started by hand. Two ways in:
+/// - by default, the units and binaries as `make install` installs them for one user (this build),
+///   then the README's `systemctl --user enable --now a11yd.socket a11yd-ssip.socket`;
+/// - with `A11YD_LIVE_INSTALLED=1` (scripts/package-test.sh, after `apt-get install ./dist/a11yd_….deb`),
+///   the package's files and nothing enabled at all: a new user gets a11yd from the package alone.
+/// Skipped, touching nothing, without root or on a machine booted with systemd (`LiveUserSession.skipReason`).
+@Suite(.serialized) struct LiveUserManagerTests {
+    static let packageMode = ProcessInfo.processInfo.environment["A11YD_LIVE_INSTALLED"] == "1"
+
+    @Test(.enabled(if: LiveUserSession.skipReason == nil, Comment(rawValue: LiveUserSession.skipReason ?? "")))
+    func aNewUserHearsA11ysayAndSpdSayThroughItsUserManager() async throws {
+        let session = try await LiveUserSession()
+        let uid = session.uid
+        var failure: (any Error)?
+        do {
+            try await speakThroughTheUserManager(session)
+        } catch {
+            failure = error
+        }
+        let leftovers = await session.tearDown()
+        #expect(leftovers.isEmpty, "the live test left: \(leftovers)")
+        // Everything the session made is gone: the user, its processes, its cgroups, the marker.
+        #expect(getpwnam(session.name) == nil, "user \(session.name) removed")
+        #expect(!FileManager.default.fileExists(atPath: session.home), "home \(session.home) removed")
+        #expect(!FileManager.default.fileExists(atPath: "/run/user/\(uid)"))
+        #expect(!FileManager.default.fileExists(atPath: LiveUserSession.marker), "\(LiveUserSession.marker) removed")
+        for root in LiveUserSession.cgroupRoots {
+            #expect(!FileManager.default.fileExists(atPath: root + "/user.slice/user-\(uid).slice"), "cgroup under \(root) removed")
+        }
+        #expect(session.userProcesses.isEmpty, "no process of uid \(uid) left")
+        if let failure { throw failure }
+    }
+
+    func speakThroughTheUserManager(_ session: LiveUserSession) async throws {
+        try await session.useNullSinkSoundServer()
+        try await session.startUserManager()
+
+        let binFolder: String
+        if Self.packageMode {
+            binFolder = "/usr/bin"
+            #expect(FileManager.default.fileExists(atPath: "/usr/lib/systemd/user/a11yd.service"), "the package's units")
+            // dh_installsystemduser's `systemctl --global enable`: the user enabled nothing.
+            #expect(try await session.systemctl("is-enabled", "a11yd.socket", "a11yd-ssip.socket") == "enabled\nenabled")
+        } else {
+            binFolder = session.home + "/.local/bin"
+            let install = try await run(
+                "/usr/bin/make",
+                ["-C", Binaries.packageRoot, "install", "INSTALL_BUILD=", "BIN=\(Binaries.folder)", "SCRATCH=\(session.scratch)/scratch",
+                 "SWIFT=/bin/false", "CONFIG_SOURCE=\(Binaries.packageRoot)/config/a11yd.toml"],
+                environment: ["HOME": session.home, "PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": session.runtime])
+            #expect(install.status == 0, "make install: \(install.stdout)\(install.stderr)")
+            try await session.chownTree(session.home)
+            // The README's two commands after `make install`.
+            try await session.systemctl("daemon-reload")
+            try await session.systemctl("enable", "--now", "a11yd.socket", "a11yd-ssip.socket")
+        }
+        #expect(try await session.property("ActiveState", of: "a11yd.service") == "inactive", "socket-activated: not started yet")
+
+        let recorder = MonitorRecorder(server: session.pulseServer)
+        try recorder.start(timeout: 15)
+        defer { recorder.stop() }
+        var environment = session.environment(binFolder: binFolder)
+        // The systemd unit must answer: a11ysay starting a daemon of its own would prove nothing.
+        environment["A11YD_NO_AUTOSPAWN"] = "1"
+        let a11ysay = binFolder + "/a11ysay"
+
+        func expectHeard(_ what: String, after mark: Double) async {
+            // Sound keeps arriving for a few ms after a client's --wait returns; look until it stops.
+            try? await Task.sleep(for: .milliseconds(300))
+            let heard = recorder.snapshot().audibleDuration(from: mark)
+            if heard <= 0.3 { Issue.record("\(what): \(heard) s audible at the user's nullsink.monitor\n\(await session.diagnostics())") }
+        }
+
+        // 1. a11ysay, on a11yd.socket: the first connection starts a11yd.service.
+        var mark = recorder.elapsed()
+        let said = try await session.run(as: a11ysay, ["--wait", "bonjour tout le monde"], environment: environment)
+        if said.status != 0 { Issue.record("a11ysay --wait exited \(said.status): \(said.stdout)\(said.stderr)\n\(await session.diagnostics())") }
+        await expectHeard("a11ysay --wait", after: mark)
+        let firstPID = try await session.property("MainPID", of: "a11yd.service")
+        #expect(firstPID != "0", "a11yd.service runs")
+
+        // 2. spd-say on speech-dispatcher's socket, which a11yd-ssip.socket holds: libspeechd finds it
+        // answered and never spawns speech-dispatcher (installed here: the clients' default).
+        mark = recorder.elapsed()
+        let spd = try await session.run(as: "/usr/bin/spd-say", ["-w", "bonjour de spd-say"], environment: environment)
+        #expect(spd.status == 0, "spd-say -w: \(spd.stdout)\(spd.stderr)")
+        #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
+        await expectHeard("spd-say -w", after: mark)
+        #expect(try await session.property("MainPID", of: "a11yd.service") == firstPID, "the same a11yd served both sockets")
+
+        // 3. kill -9: the next client is answered by a new a11yd.
+        if let pid = pid_t(firstPID), pid > 0 { kill(pid, SIGKILL) }
+        mark = recorder.elapsed()
+        let again = try await session.run(as: a11ysay, ["--wait", "de nouveau là"], environment: environment)
+        if again.status != 0 { Issue.record("a11ysay after kill -9 exited \(again.status): \(again.stdout)\(again.stderr)\n\(await session.diagnostics())") }
+        await expectHeard("a11ysay after kill -9", after: mark)
+        let secondPID = try await session.property("MainPID", of: "a11yd.service")
+        #expect(secondPID != "0" && secondPID != firstPID, "a new a11yd after kill -9 (was \(firstPID), now \(secondPID))")
+
+        // 4. reload: SIGHUP, which a11yd traps; an untrapped one would end it and change MainPID.
+        try await session.systemctl("reload", "a11yd.service")
+        #expect(try await session.property("MainPID", of: "a11yd.service") == secondPID, "reload kept the same a11yd")
+        let status = try await session.run(as: a11ysay, ["--status"], environment: environment)
+        #expect(status.status == 0, "a11ysay --status after reload: \(status.stdout)\(status.stderr)")
+
+        // 5. stop while one item speaks and one waits: both end `stopped`, and the client hears why.
+        mark = recorder.elapsed()
+        let speaking = try session.start(as: a11ysay, ["--json", "--wait", longSentence], environment: environment, log: "speaking.jsonl")
+        try await waitUntil("the long sentence is heard", session) { recorder.snapshot().audibleDuration(from: mark) > 0.2 }
+        let queued = try session.start(as: a11ysay, ["--json", "--queue", "--wait", "et ensuite ceci"], environment: environment, log: "queued.jsonl")
+        // a11ysay's output is a file here, written at its exit: ask the daemon for its queue instead.
+        try await waitUntil("the queued item waits in a11yd's queue", session) {
+            let status = try? await session.run(as: a11ysay, ["--json", "--status"], environment: environment)
+            return status?.stdout.contains("ensuite ceci") == true
+        }
+        try await session.systemctl("stop", "a11yd.service")
+        for (client, name) in [(speaking, "the speaking item"), (queued, "the queued item")] {
+            let exit = try await client.waitForExit(timeout: .seconds(15))
+            #expect(exit == 2, "\(name): a11ysay --wait exits 2 when not spoken, got \(exit): \(client.log)")
+            #expect(client.log.contains("\"reason\":\"stopped\""), "\(name) finished `stopped`: \(client.log)")
+        }
+        #expect(try await session.property("ActiveState", of: "a11yd.service") == "inactive")
+        #expect(try await session.property("ActiveState", of: "a11yd.socket") == "active", "the socket still listens")
+        #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
+    }
+
+    /// Polls `condition` every 20 ms, at most 20 s; fails with the session's state.
+    func waitUntil(_ what: String, _ session: LiveUserSession, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): not within 20 s\n\(await session.diagnostics())") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -17,8 +17,10 @@ import Glibc
 @Suite(.serialized) struct LiveUserManagerTests {
     static let packageMode = ProcessInfo.processInfo.environment["A11YD_LIVE_INSTALLED"] == "1"
 
-    @Test(.enabled(if: LiveUserSession.skipReason == nil, Comment(rawValue: LiveUserSession.skipReason ?? "")))
+    // In package mode scripts/package-test.sh has checked the machine: a skip there would be a pass that proves nothing.
+    @Test(.enabled(if: LiveUserSession.skipReason == nil || packageMode, Comment(rawValue: LiveUserSession.skipReason ?? "")))
     func aNewUserHearsA11ysayAndSpdSayThroughItsUserManager() async throws {
+        if let reason = LiveUserSession.skipReason { throw TestFailure("the installed package cannot be tested here: \(reason)") }
         let session = try await LiveUserSession()
         let uid = session.uid
         var failure: (any Error)?
@@ -132,6 +134,29 @@ import Glibc
         #expect(try await session.property("ActiveState", of: "a11yd.service") == "inactive")
         #expect(try await session.property("ActiveState", of: "a11yd.socket") == "active", "the socket still listens")
         #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
+
+        if Self.packageMode { try await removeUnderARunningSession(session, recorder: recorder, environment: environment) }
+    }
+
+    /// `apt-get remove a11yd` while the user's a11yd runs: it goes on speaking (nothing is stopped by
+    /// surprise), and no unit stays enabled for anyone. scripts/package-test.sh purges afterwards.
+    func removeUnderARunningSession(_ session: LiveUserSession, recorder: MonitorRecorder, environment: [String: String]) async throws {
+        let status = try await session.run(as: "/usr/bin/a11ysay", ["--status"], environment: environment)  // starts a11yd again
+        #expect(status.status == 0, "a11ysay --status: \(status.stderr)")
+        let running = try await session.property("MainPID", of: "a11yd.service")
+        let remove = try await run(
+            "/usr/bin/apt-get", ["remove", "-y", "-qq", "-o", "DPkg::Lock::Timeout=300", "a11yd"],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"], timeout: .seconds(300))
+        #expect(remove.status == 0, "apt-get remove a11yd: \(remove.stdout)\(remove.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/usr/bin/a11yd"))
+        let links = (try? FileManager.default.subpathsOfDirectory(atPath: "/etc/systemd/user"))?.filter { $0.contains("a11yd") } ?? []
+        #expect(links.isEmpty, "no a11yd unit enabled after remove: \(links)")
+        #expect(try await session.property("MainPID", of: "a11yd.service") == running, "the session's a11yd still runs")
+        let mark = recorder.elapsed()
+        let spd = try await session.run(as: "/usr/bin/spd-say", ["-w", "toujours là"], environment: environment)
+        #expect(spd.status == 0, "spd-say -w after remove: \(spd.stdout)\(spd.stderr)")
+        try? await Task.sleep(for: .milliseconds(300))
+        #expect(recorder.snapshot().audibleDuration(from: mark) > 0.3, "the running a11yd still speaks after apt-get remove")
     }
 
     /// Polls `condition` every 20 ms, at most 20 s; fails with the session's state.

@@ -45,6 +45,7 @@ import Glibc
 
     func speakThroughTheUserManager(_ session: LiveUserSession) async throws {
         try await session.useNullSinkSoundServer()
+        try await session.logDaemonToAFile()
         try await session.startUserManager()
 
         let binFolder: String
@@ -90,6 +91,19 @@ import Glibc
         await expectHeard("a11ysay --wait", after: mark)
         let firstPID = try await session.property("MainPID", of: "a11yd.service")
         #expect(firstPID != "0", "a11yd.service runs")
+
+        // What the unit's namespaces cannot give under this manager, a11yd gives itself (Landlock),
+        // which needs the unit's seccomp filter to let Landlock's system calls through.
+        let log = (try? String(contentsOfFile: session.daemonLog, encoding: .utf8)) ?? ""
+        if SelfRestrictionTests.landlockAvailable {
+            #expect(log.contains("file system restricted with Landlock"), "a11yd's log:\n\(log)")
+        } else {
+            #expect(log.contains("file system not restricted (Landlock)"), "a11yd's log:\n\(log)")
+        }
+        // Its lexicon is the one file it writes: still allowed.
+        let added = try await session.run(as: a11ysay, ["--lexicon-add", "pomme=ʃa", "--lang", "fr"], environment: environment)
+        #expect(added.status == 0, "a11ysay --lexicon-add under the unit: \(added.stdout)\(added.stderr)\n\(log)")
+        #expect(FileManager.default.fileExists(atPath: session.home + "/.config/a11yd/lexicon.pls"), "the lexicon was written")
 
         // 2. spd-say on speech-dispatcher's socket, which a11yd-ssip.socket holds: libspeechd finds it
         // answered and never spawns speech-dispatcher (installed here: the clients' default).

@@ -150,10 +150,23 @@ final class LiveUserSession {
             let result = try? await run(as: "/usr/bin/systemctl", ["--user", "--no-pager", "--full"] + arguments)
             text += "$ systemctl --user \(arguments.joined(separator: " "))\n\(result?.stdout ?? "")\(result?.stderr ?? "")\n"
         }
+        text += "--- a11yd's log:\n" + ((try? String(contentsOfFile: daemonLog, encoding: .utf8)) ?? "")
         return text + "--- systemd --user's log:\n" + (manager?.log ?? "")
     }
 
     // MARK: - The user's session
+
+    /// Where the test's drop-in sends a11yd's stderr: this manager has no journal to send it to.
+    var daemonLog: String { home + "/a11yd-test.log" }
+
+    /// A drop-in for a11yd.service that only moves its log to `daemonLog`, for the test to read.
+    func logDaemonToAFile() async throws {
+        let dropIns = home + "/.config/systemd/user/a11yd.service.d"
+        try makeFolder(dropIns, mode: 0o755)
+        try "# The live test's: no journald runs beside this user manager.\n[Service]\nStandardError=append:\(daemonLog)\n"
+            .write(toFile: dropIns + "/test-log.conf", atomically: false, encoding: .utf8)
+        try await chownTree(home + "/.config")
+    }
 
     /// Gives the user the sound server a Debian 12 desktop runs, deterministically: PipeWire's pulse
     /// server (PulseAudio's units masked for this user, as they conflict over %t/pulse/native) with

@@ -39,14 +39,14 @@ struct A11yd: ParsableCommand {
         options.ssipDisabled = noSSIP
         options.environment = Environment.snapshot()
         // Here, on the only thread: Landlock binds the calling thread and the threads it starts later.
-        let restriction = SelfRestriction.apply(for: options)
+        options.selfRestriction = SelfRestriction.apply(for: options)
         let logLevel = logLevel
         try MainThread.wait { [options] in
-            try await Self.serve(options: options, restriction: restriction, logLevel: logLevel)
+            try await Self.serve(options: options, logLevel: logLevel)
         }
     }
 
-    private static func serve(options: Daemon.Options, restriction: Landlock.Outcome, logLevel: String) async throws {
+    private static func serve(options: Daemon.Options, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
         // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
@@ -58,12 +58,6 @@ struct A11yd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "a11yd")
-        switch restriction {
-        case .restricted(let abi):
-            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec", metadata: ["abi": "\(abi)"])
-        case .unavailable(let why):
-            logger.notice("file system not restricted (Landlock)", metadata: ["reason": "\(why)"])
-        }
         do {
             try await Daemon(options: options, logger: logger).run()
         } catch {

@@ -89,8 +89,8 @@ import Glibc
         let said = try await session.run(as: a11ysay, ["--wait", "bonjour tout le monde"], environment: environment)
         if said.status != 0 { Issue.record("a11ysay --wait exited \(said.status): \(said.stdout)\(said.stderr)\n\(await session.diagnostics())") }
         await expectHeard("a11ysay --wait", after: mark)
-        let firstPID = try await session.property("MainPID", of: "a11yd.service")
-        #expect(firstPID != "0", "a11yd.service runs")
+        let startedPID = try await session.property("MainPID", of: "a11yd.service")
+        #expect(startedPID != "0", "a11yd.service runs")
 
         // What the unit's namespaces cannot give under this manager, a11yd gives itself (Landlock),
         // which needs the unit's seccomp filter to let Landlock's system calls through.
@@ -112,24 +112,41 @@ import Glibc
         #expect(spd.status == 0, "spd-say -w: \(spd.stdout)\(spd.stderr)")
         #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
         await expectHeard("spd-say -w", after: mark)
-        #expect(try await session.property("MainPID", of: "a11yd.service") == firstPID, "the same a11yd served both sockets")
+        #expect(try await session.property("MainPID", of: "a11yd.service") == startedPID, "the same a11yd served both sockets")
 
-        // 3. kill -9: the next client is answered by a new a11yd.
+        // 3. The documented switch back to speech-dispatcher, one command: libspeechd then finds no
+        // socket and spawns speech-dispatcher, as it would without a11yd.
+        try await session.systemctl(Self.switchBack)
+        _ = try await session.run(as: "/usr/bin/spd-say", ["-w", "speech-dispatcher"], environment: environment)
+        let spawned = session.userProcesses.filter { session.name(of: $0)?.hasPrefix("speech-dispatch") == true }
+        #expect(!spawned.isEmpty, "after switching back, spd-say spawned speech-dispatcher: \(session.userProcessNames)")
+        // And to a11yd again, one command: heard, and no speech-dispatcher spawned.
+        let again = try await session.run(as: "/bin/sh", ["-c", Self.switchAgain], environment: environment)
+        if again.status != 0 { Issue.record("\(Self.switchAgain): \(again.stdout)\(again.stderr)\n\(await session.diagnostics())") }
+        #expect(try await session.property("ActiveState", of: "a11yd-ssip.socket") == "active", "systemd holds the SSIP socket again")
+        mark = recorder.elapsed()
+        let back = try await session.run(as: "/usr/bin/spd-say", ["-w", "de retour"], environment: environment)
+        #expect(back.status == 0, "spd-say -w after switching again: \(back.stdout)\(back.stderr)")
+        await expectHeard("spd-say -w after switching again", after: mark)
+        #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
+        let firstPID = try await session.property("MainPID", of: "a11yd.service")
+
+        // 4. kill -9: the next client is answered by a new a11yd.
         if let pid = pid_t(firstPID), pid > 0 { kill(pid, SIGKILL) }
         mark = recorder.elapsed()
-        let again = try await session.run(as: a11ysay, ["--wait", "de nouveau là"], environment: environment)
-        if again.status != 0 { Issue.record("a11ysay after kill -9 exited \(again.status): \(again.stdout)\(again.stderr)\n\(await session.diagnostics())") }
+        let afterKill = try await session.run(as: a11ysay, ["--wait", "de nouveau là"], environment: environment)
+        if afterKill.status != 0 { Issue.record("a11ysay after kill -9 exited \(afterKill.status): \(afterKill.stdout)\(afterKill.stderr)\n\(await session.diagnostics())") }
         await expectHeard("a11ysay after kill -9", after: mark)
         let secondPID = try await session.property("MainPID", of: "a11yd.service")
         #expect(secondPID != "0" && secondPID != firstPID, "a new a11yd after kill -9 (was \(firstPID), now \(secondPID))")
 
-        // 4. reload: SIGHUP, which a11yd traps; an untrapped one would end it and change MainPID.
+        // 5. reload: SIGHUP, which a11yd traps; an untrapped one would end it and change MainPID.
         try await session.systemctl("reload", "a11yd.service")
         #expect(try await session.property("MainPID", of: "a11yd.service") == secondPID, "reload kept the same a11yd")
         let status = try await session.run(as: a11ysay, ["--status"], environment: environment)
         #expect(status.status == 0, "a11ysay --status after reload: \(status.stdout)\(status.stderr)")
 
-        // 5. stop while one item speaks and one waits: both end `stopped`, and the client hears why.
+        // 6. stop while one item speaks and one waits: both end `stopped`, and the client hears why.
         mark = recorder.elapsed()
         let speaking = try session.start(as: a11ysay, ["--json", "--wait", longSentence], environment: environment, log: "speaking.jsonl")
         try await waitUntil("the long sentence is heard", session) { recorder.snapshot().audibleDuration(from: mark) > 0.2 }
@@ -172,6 +189,18 @@ import Glibc
         try? await Task.sleep(for: .milliseconds(300))
         #expect(recorder.snapshot().audibleDuration(from: mark) > 0.3, "the running a11yd still speaks after apt-get remove")
     }
+
+    /// docs/service.md's commands, run as the user: speech-dispatcher again, and a11yd again. The
+    /// package's units are enabled for everyone, so a user masks the SSIP socket; units that
+    /// `make install` put in ~/.config the user enabled and disables.
+    static let switchBack = packageMode ? ["mask", "--now", "a11yd-ssip.socket"] : ["disable", "--now", "a11yd-ssip.socket"]
+    /// speech-dispatcher first leaves the socket path (SIGTERM: it removes its socket file; the kernel
+    /// keeps 15 characters of its name, hence `speech-dispatch`), then a11yd takes it back.
+    static let stopSpeechDispatcher = "pkill -u \"$USER\" -x speech-dispatch; pidwait -u \"$USER\" -x speech-dispatch; "
+    /// A socket unit refuses to start while its service runs: a11yd stops, and the next client starts
+    /// it with both sockets.
+    static let switchAgain = stopSpeechDispatcher + (packageMode ? "systemctl --user unmask" : "systemctl --user enable")
+        + " a11yd-ssip.socket && systemctl --user stop a11yd.service && systemctl --user start a11yd-ssip.socket"
 
     /// Polls `condition` every 20 ms, at most 20 s; fails with the session's state.
     func waitUntil(_ what: String, _ session: LiveUserSession, _ condition: () async -> Bool) async throws {

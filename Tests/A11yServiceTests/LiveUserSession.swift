@@ -130,7 +130,10 @@ final class LiveUserSession {
 
     /// `systemctl --user …` as the user; fails with systemctl's words unless it exits 0.
     @discardableResult
-    func systemctl(_ arguments: String...) async throws -> String {
+    func systemctl(_ arguments: String...) async throws -> String { try await systemctl(arguments) }
+
+    @discardableResult
+    func systemctl(_ arguments: [String]) async throws -> String {
         let result = try await run(as: "/usr/bin/systemctl", ["--user", "--no-pager"] + arguments)
         guard result.status == 0 else {
             throw TestFailure("systemctl --user \(arguments.joined(separator: " ")) exited \(result.status): \(result.stdout)\(result.stderr)")
@@ -252,8 +255,10 @@ final class LiveUserSession {
     }
 
     /// Names (comm) of the user's processes.
-    var userProcessNames: [String] {
-        userProcesses.compactMap { try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+    var userProcessNames: [String] { userProcesses.compactMap(name(of:)) }
+
+    func name(of pid: pid_t) -> String? {
+        try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Stops the user manager (SIGTERM: it stops its units), kills by PID whatever of the user's is

@@ -78,10 +78,7 @@ import Glibc
         let a11ysay = binFolder + "/a11ysay"
 
         func expectHeard(_ what: String, after mark: Double) async {
-            // Sound keeps arriving for a few ms after a client's --wait returns; look until it stops.
-            try? await Task.sleep(for: .milliseconds(300))
-            let heard = recorder.snapshot().audibleDuration(from: mark)
-            if heard <= 0.3 { Issue.record("\(what): \(heard) s audible at the user's nullsink.monitor\n\(await session.diagnostics())") }
+            await Self.expectHeard(what, after: mark, recorder: recorder, session: session)
         }
 
         // 1. a11ysay, on a11yd.socket: the first connection starts a11yd.service.
@@ -116,7 +113,8 @@ import Glibc
 
         // 3. The documented switch back to speech-dispatcher, one command: libspeechd then finds no
         // socket and spawns speech-dispatcher, as it would without a11yd.
-        try await session.systemctl(Self.switchBack)
+        let switched = try await session.run(as: "/bin/sh", ["-c", Self.switchBack], environment: environment)
+        #expect(switched.status == 0, "\(Self.switchBack): \(switched.stdout)\(switched.stderr)")
         _ = try await session.run(as: "/usr/bin/spd-say", ["-w", "speech-dispatcher"], environment: environment)
         let spawned = session.userProcesses.filter { session.name(of: $0)?.hasPrefix("speech-dispatch") == true }
         #expect(!spawned.isEmpty, "after switching back, spd-say spawned speech-dispatcher: \(session.userProcessNames)")
@@ -186,14 +184,29 @@ import Glibc
         let mark = recorder.elapsed()
         let spd = try await session.run(as: "/usr/bin/spd-say", ["-w", "toujours là"], environment: environment)
         #expect(spd.status == 0, "spd-say -w after remove: \(spd.stdout)\(spd.stderr)")
-        try? await Task.sleep(for: .milliseconds(300))
-        #expect(recorder.snapshot().audibleDuration(from: mark) > 0.3, "the running a11yd still speaks after apt-get remove")
+        await Self.expectHeard("spd-say -w to the running a11yd after apt-get remove", after: mark, recorder: recorder, session: session)
+    }
+
+    /// Expects at least 0.3 s of sound at the user's sink since `mark`; the last of it may reach the
+    /// monitor after the client returned, so it looks again for up to 10 s before it fails.
+    static func expectHeard(_ what: String, after mark: Double, recorder: MonitorRecorder, session: LiveUserSession) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var heard = recorder.snapshot().audibleDuration(from: mark)
+        while heard <= 0.3, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            heard = recorder.snapshot().audibleDuration(from: mark)
+        }
+        if heard <= 0.3 { Issue.record("\(what): \(heard) s audible at the user's nullsink.monitor\n\(await session.diagnostics())") }
     }
 
     /// docs/service.md's commands, run as the user: speech-dispatcher again, and a11yd again. The
     /// package's units are enabled for everyone, so a user masks the SSIP socket; units that
     /// `make install` put in ~/.config the user enabled and disables.
-    static let switchBack = packageMode ? ["mask", "--now", "a11yd-ssip.socket"] : ["disable", "--now", "a11yd-ssip.socket"]
+    /// Stopped before it is masked: a masked unit has lost its RemoveOnStop=, and its socket file, left
+    /// in place, would still lead to the running a11yd (`mask --now` masks first).
+    static let switchBack = packageMode
+        ? "systemctl --user stop a11yd-ssip.socket && systemctl --user mask a11yd-ssip.socket"
+        : "systemctl --user disable --now a11yd-ssip.socket"
     /// speech-dispatcher first leaves the socket path (SIGTERM: it removes its socket file; the kernel
     /// keeps 15 characters of its name, hence `speech-dispatch`), then a11yd takes it back.
     static let stopSpeechDispatcher = "pkill -u \"$USER\" -x speech-dispatch; pidwait -u \"$USER\" -x speech-dispatch; "

@@ -61,6 +61,7 @@ final class LiveUserSession {
     private var madeMarker = false
     private var madeUser = false
     private var madeRuntime = false
+    private var madeRunUser = false
     /// Cgroup folders this session made, outermost first.
     private var madeCgroups: [String] = []
     private var manager: ChildProcess?
@@ -71,22 +72,31 @@ final class LiveUserSession {
         scratch = try makeScratchFolder()
         name = "a11y-live-\(UInt32.random(in: 10000...99999))"
         var made: (uid_t, gid_t, String)?
+        // Only a user this session made is ever deleted (useradd refuses a name that exists).
+        var userMade = false
         do {
+            guard getpwnam(name) == nil else { throw TestFailure("user \(name) exists already") }
             let add = try await A11yTestSupport.run(
                 "/usr/sbin/useradd", ["--create-home", "--user-group", "--shell", "/bin/sh", "--comment", "a11yd live test", name],
                 environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"])
             guard add.status == 0 else { throw TestFailure("useradd \(name) failed: \(add.stderr)") }
-            madeUser = true
+            userMade = true
             guard let entry = getpwnam(name) else { throw TestFailure("useradd made \(name) but getpwnam finds no such user") }
             made = (entry.pointee.pw_uid, entry.pointee.pw_gid, String(cString: entry.pointee.pw_dir))
         } catch {
-            await tearDownUser(name: name)
+            if userMade { await tearDownUser(name: name) }
             try? FileManager.default.removeItem(atPath: scratch)
             throw error
         }
         (uid, gid, home) = made!
+        madeUser = true
         do {
-            try makeFolder(runtime, mode: 0o700)
+            if !FileManager.default.fileExists(atPath: "/run/user") {
+                try makeFolder("/run/user", mode: 0o755)
+                madeRunUser = true
+            }
+            // Never one left by someone else: it would be removed at the end.
+            guard mkdir(runtime, 0o700) == 0 else { throw TestFailure("mkdir \(runtime): \(String(cString: strerror(errno)))") }
             madeRuntime = true
             guard chown(runtime, uid, gid) == 0 else { throw TestFailure("chown \(runtime): errno \(errno)") }
         } catch {
@@ -101,7 +111,7 @@ final class LiveUserSession {
     func environment(binFolder: String? = nil) -> [String: String] {
         [
             "HOME": home, "USER": name, "LOGNAME": name, "SHELL": "/bin/sh",
-            "PATH": (binFolder.map { [$0] } ?? []).joined(separator: ":") + (binFolder == nil ? "" : ":") + "/usr/local/bin:/usr/bin:/bin",
+            "PATH": ((binFolder.map { [$0] } ?? []) + ["/usr/local/bin", "/usr/bin", "/bin"]).joined(separator: ":"),
             "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(runtime)/bus", "LANG": "C.UTF-8",
         ]
     }
@@ -289,6 +299,10 @@ final class LiveUserSession {
         if madeRuntime {
             try? FileManager.default.removeItem(atPath: runtime)
             madeRuntime = false
+        }
+        if madeRunUser {
+            rmdir("/run/user")
+            madeRunUser = false
         }
         if madeUser {
             if let problem = await tearDownUser(name: name) { leftovers.append(problem) }

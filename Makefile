@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation soak order-file clean install uninstall fuzz asan tsan
+.PHONY: all deps build run test bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -36,6 +36,7 @@ test:
 	scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
+	scripts/package-test.sh
 
 bench:
 	scripts/install-deps.sh --bench
@@ -103,6 +104,7 @@ DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
+ZSHDIR ?= $(DATADIR)/zsh/site-functions
 CONFIG_HOME ?= $(or $(XDG_CONFIG_HOME),$(HOME)/.config)
 # A per-user install (PREFIX under $HOME) puts units and the config in the user's own folders; a
 # system-wide one puts units in the system's user-unit path and the config as an example only.
@@ -114,21 +116,22 @@ CONFIG_SOURCE ?= config/a11yd.toml
 SCRATCH ?= $(patsubst %/,%,$(dir $(BIN)))
 INSTALL_BUILD ?= build
 INSTALLED_FILES = $(BINDIR)/a11yd $(BINDIR)/a11ysay $(UNITDIR)/a11yd.socket $(UNITDIR)/a11yd-ssip.socket $(UNITDIR)/a11yd.service \
-	$(DATADIR)/bash-completion/completions/a11ysay $(DATADIR)/zsh/site-functions/_a11ysay \
+	$(DATADIR)/bash-completion/completions/a11ysay $(ZSHDIR)/_a11ysay \
 	$(DATADIR)/fish/vendor_completions.d/a11ysay.fish $(MANDIR)/man1/a11yd.1 $(MANDIR)/man1/a11ysay.1 \
 	$(EXAMPLEDIR)/a11yd.toml
 
 install: $(INSTALL_BUILD)
 	install -d -m 755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(MANDIR)/man1" \
-		"$(DESTDIR)$(DATADIR)/bash-completion/completions" "$(DESTDIR)$(DATADIR)/zsh/site-functions" \
+		"$(DESTDIR)$(DATADIR)/bash-completion/completions" "$(DESTDIR)$(ZSHDIR)" \
 		"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d"
 	install -m 755 "$(BIN)/a11yd" "$(BIN)/a11ysay" "$(DESTDIR)$(BINDIR)/"
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/a11yd.service >"$(DESTDIR)$(UNITDIR)/a11yd.service"
 	install -m 644 systemd/a11yd.socket "$(DESTDIR)$(UNITDIR)/a11yd.socket"
 	install -m 644 systemd/a11yd-ssip.socket "$(DESTDIR)$(UNITDIR)/a11yd-ssip.socket"
 	chmod 644 "$(DESTDIR)$(UNITDIR)/a11yd.service"
-	"$(BIN)/a11ysay" --generate-completion-script bash >"$(DESTDIR)$(DATADIR)/bash-completion/completions/a11ysay"
-	"$(BIN)/a11ysay" --generate-completion-script zsh >"$(DESTDIR)$(DATADIR)/zsh/site-functions/_a11ysay"
+	@# bash sources completions: the generator's #! line means nothing there (lintian: bash-completion-with-hashbang).
+	"$(BIN)/a11ysay" --generate-completion-script bash | sed '1{/^#!/d}' >"$(DESTDIR)$(DATADIR)/bash-completion/completions/a11ysay"
+	"$(BIN)/a11ysay" --generate-completion-script zsh >"$(DESTDIR)$(ZSHDIR)/_a11ysay"
 	"$(BIN)/a11ysay" --generate-completion-script fish >"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/a11ysay.fish"
 	@# Man pages from the argument parser (swift-argument-parser's generate-manual plugin); if the
 	@# plugin cannot run (offline, old toolchain), a plain page wrapping --help instead.
@@ -165,3 +168,16 @@ uninstall:
 	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED_FILES)))
 	-rmdir "$(DESTDIR)$(EXAMPLEDIR)" 2>/dev/null || true
 	@[ -n "$(CONFIG_FILE)" ] && [ -e "$(DESTDIR)$(CONFIG_FILE)" ] && echo "kept $(CONFIG_FILE) (remove it by hand)" || true
+
+# --- Debian package (docs/service.md, "The Debian package") ---------------------------------------
+# dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from the release build (reused when it is
+# up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
+# says why the ones that stay are right).
+deb:
+	scripts/install-deps.sh --deb
+	$(SWIFT) build -c release
+	dpkg-checkbuilddeps
+	rm -rf debian/a11yd dist && mkdir -p dist
+	debian/rules binary SWIFT=$(SWIFT)
+	lintian --fail-on error --display-info dist/a11yd_*.deb
+	@ls -l dist/*.deb

@@ -29,8 +29,10 @@ let package = Package(
         ),
 
         // The operating system without Foundation, one small type per concept: paths, folders, bounded
-        // file reads, the environment, the home folder (Glibc underneath).
-        .target(name: "A11ySystem", dependencies: ["CMalloc"]),
+        // file reads, the environment, the home folder, Landlock, the allocator's limits (Glibc underneath).
+        .target(name: "A11ySystem", dependencies: ["CMalloc", "CLandlock"]),
+        // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
+        .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
         // Thin C edges.
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
@@ -164,7 +166,7 @@ let package = Package(
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
-        .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon"]),
+        .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11ySystem"]),
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport"]

@@ -3,14 +3,19 @@
 # Usage: scripts/install-deps.sh [--test] [--bench]
 #   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb) and PipeWire's
 #          pulse server, which the tests and make soak run beside PulseAudio;
-#   --bench adds the incumbents measured by `make bench`.
+#   --bench adds the incumbents measured by `make bench`;
+#   --deb adds what `make deb` builds and checks the Debian package with.
+# --test includes --deb and what the live user-manager test runs (a user's systemd --user with its
+# session bus from dbus-user-session): `make test` builds, installs and purges the package.
 set -euo pipefail
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
 packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
 for option in "$@"; do
     case "$option" in
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
-                          python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber) ;;
+                          python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber
+                          dbus-user-session passwd debhelper lintian dpkg-dev) ;;
+        --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind) ;;
         *) echo "unknown option $option" >&2; exit 2 ;;
     esac

@@ -21,6 +21,9 @@ public struct Daemon: Sendable {
         /// Serve no SSIP at all (`--no-ssip`).
         public var ssipDisabled = false
         public var environment: [String: String] = Environment.snapshot()
+        /// What a11yd's main did to itself before any thread started (`SelfRestriction`), to log;
+        /// nil when nothing was tried (a daemon inside a test process).
+        public var selfRestriction: Landlock.Outcome?
 
         public init(socketPath: String? = nil, configPath: String? = nil) {
             self.socketPath = socketPath
@@ -109,6 +112,14 @@ public struct Daemon: Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
         let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
+        switch options.selfRestriction {
+        case .restricted(let abi):
+            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec", metadata: ["abi": "\(abi)"])
+        case .unavailable(let why):
+            logger.notice("file system not restricted (Landlock)", metadata: ["reason": "\(why)"])
+        case nil:
+            break
+        }
         try await withThrowingDiscardingTaskGroup { tasks in
             tasks.addTask {
                 for await signal in stopSignals {

@@ -29,7 +29,9 @@ public final class PrivatePipeWireServer: PrivateSoundServer {
     /// pipewire, wireplumber, pipewire-pulse, in the order they were started.
     private var processes: [ChildProcess] = []
 
-    static let nullSinkConfiguration = """
+    /// PipeWire configuration (a drop-in of pipewire.conf) that makes `nullsink`; public for tests that run
+    /// a user's own PipeWire, from its units, with the same sink.
+    public static let nullSinkConfiguration = """
         context.objects = [
             {   factory = adapter
                 args = {

@@ -35,19 +35,24 @@ struct A11yd: ParsableCommand {
     func run() throws {
         // First, before any thread exists: glibc fixes its arena limit when a second arena is made.
         Heap.limitArenas(to: 2)
-        let (socket, ssipSocket, noSSIP, config, logLevel) = (socket, ssipSocket, noSSIP, config, logLevel)
-        try MainThread.wait {
-            try await Self.serve(socket: socket, ssipSocket: ssipSocket, noSSIP: noSSIP, config: config, logLevel: logLevel)
+        // One snapshot of the environment for the whole daemon: logging reads it, the rest through Options.
+        var options = Daemon.Options(socketPath: socket, configPath: config)
+        options.ssipSocketPath = ssipSocket
+        options.ssipDisabled = noSSIP
+        options.environment = Environment.snapshot()
+        // Here, on the only thread: Landlock binds the calling thread and the threads it starts later.
+        options.selfRestriction = SelfRestriction.apply(for: options)
+        let logLevel = logLevel
+        try MainThread.wait { [options] in
+            try await Self.serve(options: options, logLevel: logLevel)
         }
     }
 
-    private static func serve(socket: String?, ssipSocket: String?, noSSIP: Bool, config: String?, logLevel: String) async throws {
+    private static func serve(options: Daemon.Options, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         // Journal format (<N> prefixes, no timestamps) only when stderr really is the stream systemd
         // named: JOURNAL_STREAM is inherited by children whose stderr may be a file or a terminal.
-        // One snapshot of the environment for the whole daemon: logging reads it here, the rest through Options.
-        let environment = Environment.snapshot()
-        var logEnvironment = environment
+        var logEnvironment = options.environment
         if !stderrIsJournal(logEnvironment["JOURNAL_STREAM"]) { logEnvironment.removeValue(forKey: "JOURNAL_STREAM") }
         LoggingSystem.bootstrap { [logEnvironment] label in
             var handler = JournalLogHandler(label: label, environment: logEnvironment)
@@ -56,10 +61,6 @@ struct A11yd: ParsableCommand {
         }
         let logger = Logger(label: "a11yd")
         do {
-            var options = Daemon.Options(socketPath: socket, configPath: config)
-            options.ssipSocketPath = ssipSocket
-            options.ssipDisabled = noSSIP
-            options.environment = environment
             try await Daemon(options: options, logger: logger).run()
         } catch {
             logger.critical("a11yd cannot run: \(error)")

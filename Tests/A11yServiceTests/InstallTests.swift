@@ -24,6 +24,27 @@ import Testing
         }
     }
 
+    /// Settings a user manager can apply only inside a user namespace of its own (mount, UTS, network
+    /// namespaces: 226/NAMESPACE where those are refused) or only with CAP_SETPCAP, which an
+    /// unprivileged manager lacks (218/CAPABILITIES). Any of them stops a11yd from starting on such
+    /// machines; LiveUserManagerTests shows the start where a user manager can run.
+    static let settingsThatCanFailTheStart = [
+        "PrivateUsers", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "PrivateNetwork", "PrivateIPC",
+        "PrivateMounts", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+        "ProtectClock", "ProtectHostname", "ProtectProc", "ProcSubset", "ReadOnlyPaths", "ReadWritePaths", "InaccessiblePaths",
+        "TemporaryFileSystem", "BindPaths", "BindReadOnlyPaths", "CapabilityBoundingSet", "AmbientCapabilities", "NetworkNamespacePath",
+    ]
+
+    @Test func serviceUsesNoSettingThatNeedsANamespaceOrPrivileges() throws {
+        let service = try String(contentsOfFile: Binaries.packageRoot + "/systemd/a11yd.service", encoding: .utf8)
+        let keys = service.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "=").first.map(String.init) }
+        let offending = keys.filter(Self.settingsThatCanFailTheStart.contains)
+        #expect(offending.isEmpty, "a11yd.service sets \(offending): it would not start under an unprivileged user manager without user namespaces")
+        for kept in ["NoNewPrivileges", "RestrictAddressFamilies", "SystemCallFilter", "MemoryDenyWriteExecute", "RestrictNamespaces"] {
+            #expect(keys.contains(kept), "\(kept) kept: it needs no namespace")
+        }
+    }
+
     @Test func perUserInstallAndUninstall() async throws {
         let sandbox = try Sandbox()
         let home = sandbox.root + "/home"

@@ -756,6 +756,18 @@ class Soak:
         env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
                    **self.sound.client_env)
         conn = await JSONConnection.open(self.args.socket, "probe")
+        # A sound server restarted as the load stopped may still be coming up, and a11yd reconnects to it
+        # within a second or two: a short item told `spoken` first means the path to the sink is back.
+        await asyncio.sleep(2)
+        if not self.sound.procs:
+            self.sound.start()
+        warm = (await conn.request({"op": "post", "text": "un", "lang": "fr"}))[0]
+        if warm.get("ok"):
+            self.tally.accept(warm["utterance"], "probe")
+            self.tally.probes[warm["utterance"]] = None
+            deadline = time.monotonic() + 15
+            while self.tally.probes[warm["utterance"]] is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         heard = []
         for paused in (False, True):
             recorder = Recorder(env, os.path.join(self.work, "logs", "parec.log"))
@@ -790,7 +802,15 @@ class Soak:
             await asyncio.sleep(0.3)
             samples = recorder.stop()
             heard.append(voiced_seconds(samples))
+            if len(samples) < 48000 * 0.5:
+                # The recorder itself got nothing (parec could not record): nothing to judge.
+                self.probe_results.append({"text": text[:30], "recorder failed": f"{len(samples)} samples"})
+                log(f"heard-whole probe skipped: the recorder got {len(samples)} samples")
+                break
             if not paused:
+                if self.tally.probes[u] == "spoken" and heard[0] < 0.2:
+                    self.tally.violations.append(f"a probe was told spoken and not heard: {text[:30]}, "
+                                                 f"{len(samples)} samples, peak {max(map(abs, samples)):.4f}")
                 continue
             # The recorder started 0.5 s before the post; a word pause may take effect up to a word later.
             quiet = rms(samples[int((window[0] + 0.5) * 48000):int((window[1] + 0.5) * 48000)]) if window else 0

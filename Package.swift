@@ -169,7 +169,10 @@ let package = Package(
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11ySystem"]),
         .testTarget(
             name: "A11yIntegrationTests",
-            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport"]
+            dependencies: [
+                "A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

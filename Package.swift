@@ -140,8 +140,10 @@ let package = Package(
             // libstdc++ and glibc linked in), so no dynamic loader and no relocations at start-up:
             // `a11ysay --help` 0.6 ms of CPU and 101 page faults, against 2.4 ms and 313 with
             // `-static-stdlib` alone (`perf stat`, BENCHMARKS.md). The linker warns that glibc's NSS
-            // functions need the machine's glibc at run time: a11ysay calls one, getpwuid, only
-            // when HOME is unset, and glibc's built-in files module answers it from /etc/passwd.
+            // functions need the machine's glibc at run time: a11ysay calls one itself, getpwuid_r
+            // (`HomeFolder`), only when HOME is unset, and glibc's built-in files module answers it
+            // from /etc/passwd; the others it names come with FoundationEssentials (getpwnam_r,
+            // getgrgid_r, getgrnam_r) and NIOCore (getaddrinfo), on paths a11ysay does not take.
             linkerSettings: [
                 .unsafeFlags(["-static-executable"]),
                 // Static FoundationEssentials (JSON coding) needs these two; the autolink entries miss them.

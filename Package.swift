@@ -34,6 +34,11 @@ let package = Package(
         // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
         .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
+        // a11yd's configuration file, read the same way by a11yd and a11ysay: where it is, its bounded
+        // read and the strict TOML reader; and `TextError`, the located refusal of every text reader
+        // (TOML, SSML, PLS). No Foundation: a11ysay links it statically.
+        .target(name: "A11yConfiguration", dependencies: ["A11ySystem"]),
+
         // Thin C edges.
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
@@ -52,7 +57,7 @@ let package = Package(
 
         // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
-        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11ySystem"]),
+        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11yConfiguration", "A11ySystem"]),
 
         // What every front end shares: its socket, peer check, accept loop and shutdown.
         .target(
@@ -88,6 +93,7 @@ let package = Package(
             name: "A11yDaemon",
             dependencies: [
                 "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
+                "A11yConfiguration",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,15 +133,17 @@ let package = Package(
         .executableTarget(
             name: "a11ysay",
             dependencies: [
-                "A11yProtocol", "A11yCore", "A11ySystem",
+                "A11yProtocol", "A11yCore", "A11ySystem", "A11yConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Starts like a C program: one static executable (standard library, FoundationEssentials,
             // libstdc++ and glibc linked in), so no dynamic loader and no relocations at start-up:
             // `a11ysay --help` 0.6 ms of CPU and 101 page faults, against 2.4 ms and 313 with
             // `-static-stdlib` alone (`perf stat`, BENCHMARKS.md). The linker warns that glibc's NSS
-            // functions need the machine's glibc at run time: a11ysay calls one, getpwuid, only
-            // when HOME is unset, and glibc's built-in files module answers it from /etc/passwd.
+            // functions need the machine's glibc at run time: a11ysay calls one itself, getpwuid_r
+            // (`HomeFolder`), only when HOME is unset, and glibc's built-in files module answers it
+            // from /etc/passwd; the others it names come with FoundationEssentials (getpwnam_r,
+            // getgrgid_r, getgrnam_r) and NIOCore (getaddrinfo), on paths a11ysay does not take.
             linkerSettings: [
                 .unsafeFlags(["-static-executable"]),
                 // Static FoundationEssentials (JSON coding) needs these two; the autolink entries miss them.
@@ -169,7 +177,10 @@ let package = Package(
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11ySystem"]),
         .testTarget(
             name: "A11yIntegrationTests",
-            dependencies: ["A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport"]
+            dependencies: [
+                "A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
+                "A11yConfiguration", .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

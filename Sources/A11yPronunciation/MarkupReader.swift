@@ -1,3 +1,5 @@
+import A11yConfiguration
+
 /// An element of a parsed document (SSML, PLS): its name, attributes (entities already replaced) and
 /// children, with where its start tag begins in the document (1-based line and column, counted
 /// in Unicode scalars) for error messages.

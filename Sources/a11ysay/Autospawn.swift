@@ -156,86 +156,12 @@ enum Autospawn {
     }
 }
 
-/// The few keys of the daemon's TOML file that a11ysay honours: `[daemon] socket` and
-/// `[daemon] autospawn`. Read with a line parser (a11ysay does not link the TOML library); a file it
-/// cannot make sense of counts as defaults, and the daemon itself reports errors in it.
-struct ClientSettings {
-    var path: String
-    var socket: String?
-    var autospawn: Bool?
-
-    static func load(environment: [String: String]) -> ClientSettings {
-        let home = HomeFolder.current(environment: environment)
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        let path = configHome + "/a11yd/a11yd.toml"
-        var settings = ClientSettings(path: path)
-        guard let text = Autospawn.readFile(path) else { return settings }
-        settings.read(text)
-        return settings
-    }
-
-    mutating func read(_ text: String) {
-        var section = ""
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmed
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if line.hasPrefix("[") {
-                section = line.filter { $0 != "[" && $0 != "]" }.trimmed
-                continue
-            }
-            guard section == "daemon", let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmed
-            let value = Self.value(String(line[line.index(after: equals)...]))
-            switch key {
-            case "autospawn":
-                if value == "true" { autospawn = true } else if value == "false" { autospawn = false }
-            case "socket":
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                    let inner = String(value.dropFirst().dropLast())
-                    socket = inner.isEmpty ? nil : inner
-                }
-            default:
-                break
-            }
-        }
-    }
-
-    /// The value without a trailing comment (outside a basic string).
-    private static func value(_ raw: String) -> String {
-        var result = ""
-        var inString = false
-        var previous: Character = " "
-        for character in raw {
-            if character == "\"" && previous != "\\" { inString.toggle() }
-            if character == "#" && !inString { break }
-            result.append(character)
-            previous = character
-        }
-        return result.trimmed
-    }
-}
-
-// Small POSIX helpers, so that a11ysay needs no Foundation.
+// A small POSIX helper, so that a11ysay needs no Foundation.
 extension Autospawn {
     static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A small text file's contents, or nil if it cannot be read.
-    static func readFile(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            if bytes.count > 1 << 20 { return nil }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

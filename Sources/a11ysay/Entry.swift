@@ -4,8 +4,9 @@ import ArgumentParser
 import Glibc
 #endif
 
-/// a11ysay starts like a C program: no Foundation, the standard library linked in, and the common
-/// forms read without ArgumentParser (`CommonForms`); everything else is ArgumentParser's `A11ySay`.
+/// a11ysay starts like a C program: no Foundation (only FoundationEssentials' JSON coding, through
+/// A11yProtocol), the standard library linked in, and the common forms read without ArgumentParser
+/// (`CommonForms`); everything else is ArgumentParser's `A11ySay`.
 @main
 enum Entry {
     static func main() {

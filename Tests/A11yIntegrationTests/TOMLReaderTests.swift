@@ -1,5 +1,4 @@
-@testable import A11yDaemon
-import A11yPronunciation
+import A11yConfiguration
 import Testing
 
 @Suite struct TOMLReaderTests {

@@ -110,6 +110,63 @@ import Glibc
         #expect(processes(running: Binaries.daemon, withArgument: sandbox.socketPath).isEmpty)
     }
 
+    /// Every way TOML writes `daemon.socket`: a11ysay reads the file as a11yd does (one reader), so
+    /// it starts a11yd on the configured path, not on the default one (its own line reader took only
+    /// a basic string under a `[daemon]` header).
+    @Test(arguments: [
+        "[daemon]\nsocket = \"PATH\"\n",
+        "[daemon]\nsocket = 'PATH' # a literal string\n",
+        "daemon.socket = \"PATH\"\n",
+        "[voice]\nrate = 175\n\n[\"daemon\"]\n\"socket\" = \"PATH\"\n",
+    ])
+    func startsTheDaemonOnTheConfiguredSocket(_ config: String) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let configured = sandbox.root + "/custom/custom.sock"
+        try sandbox.writeConfig(config.replacingOccurrences(of: "PATH", with: configured))
+        let result = try await run(Binaries.say, ["--wait", "un"], environment: sandbox.environment(pulse: pulse), timeout: .seconds(30))
+        let atConfigured = processes(running: Binaries.daemon, withArgument: configured)
+        let atDefault = processes(running: Binaries.daemon, withArgument: sandbox.socketPath)
+        await terminate(atConfigured + atDefault)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(atConfigured.count == 1, "a11yd started on \(configured)")
+        #expect(atDefault.isEmpty, "no a11yd on the default path")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath))
+    }
+
+    @Test func disabledByADottedKeyInTheConfig() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        try sandbox.writeConfig("daemon.autospawn = false\n")
+        let result = try await run(Binaries.say, ["bonjour"], environment: sandbox.environment(pulse: pulse), timeout: .seconds(30))
+        let started = processes(running: Binaries.daemon, withArgument: sandbox.socketPath)
+        await terminate(started)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("daemon.autospawn = false"), "\(result.stderr)")
+        #expect(started.isEmpty)
+    }
+
+    /// A FIFO where the configuration should be blocked a11ysay's open(2) until a writer came;
+    /// a11ysay now reads only a regular file, as a11yd does, and goes on with the defaults.
+    @Test(arguments: ["fifo", "directory"])
+    func ignoresAConfigThatIsNotARegularFile(_ kind: String) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let empty = sandbox.root + "/empty.toml"
+        try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--config", empty])
+        if kind == "fifo" {
+            try #require(mkfifo(sandbox.configFile, 0o600) == 0)
+        } else {
+            try #require(mkdir(sandbox.configFile, 0o700) == 0)
+        }
+        let result = try await run(Binaries.say, ["--status"], environment: sandbox.environment(pulse: pulse), timeout: .seconds(10))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("state: idle"))
+        daemon.signal(SIGTERM)
+        _ = try await daemon.waitForExit()
+    }
+
     @Test func replacesAStaleSocketLeftByADeadDaemon() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()

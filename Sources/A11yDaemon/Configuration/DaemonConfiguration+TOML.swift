@@ -1,23 +1,22 @@
+import A11yConfiguration
 import A11yCore
-import A11yPronunciation
 import A11yProtocol
 import A11ySystem
 
 extension DaemonConfiguration {
-    /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml`.
+    /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml` (`ConfigurationFile`,
+    /// where a11ysay looks too).
     public static func defaultPath(environment: [String: String] = Environment.snapshot()) -> String {
-        let home = HomeFolder.current(environment: environment)
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        return configHome + "/a11yd/a11yd.toml"
+        ConfigurationFile.defaultPath(environment: environment)
     }
 
     /// Reads a file. A missing file at the default path is not an error (defaults apply); a
     /// missing file that was named explicitly is. Only a regular file of at most
-    /// `TOMLReader.maxInputBytes` is read.
+    /// `TOMLReader.maxInputBytes` is read (`ConfigurationFile.text(at:)`).
     public static func load(path: String, mustExist: Bool) throws(ConfigurationError) -> DaemonConfiguration {
         let text: String?
         do {
-            text = try TextFile.read(path, limit: TOMLReader.maxInputBytes)
+            text = try ConfigurationFile.text(at: path)
         } catch {
             throw ConfigurationError.unreadable(path: path, error.reason)
         }

@@ -1,7 +1,5 @@
-import A11yPronunciation
-
 /// A value of the TOML subset a11yd's configuration is written in (see `TOMLReader`).
-enum TOMLValue: Sendable, Equatable {
+public enum TOMLValue: Sendable, Equatable {
     case string(String)
     case integer(Int)
     case float(Double)
@@ -9,23 +7,23 @@ enum TOMLValue: Sendable, Equatable {
     case array([TOMLValue])
     case table(TOMLTable)
 
-    var string: String? { if case .string(let value) = self { value } else { nil } }
-    var integer: Int? { if case .integer(let value) = self { value } else { nil } }
-    var float: Double? { if case .float(let value) = self { value } else { nil } }
-    var boolean: Bool? { if case .boolean(let value) = self { value } else { nil } }
-    var array: [TOMLValue]? { if case .array(let value) = self { value } else { nil } }
-    var table: TOMLTable? { if case .table(let value) = self { value } else { nil } }
+    public var string: String? { if case .string(let value) = self { value } else { nil } }
+    public var integer: Int? { if case .integer(let value) = self { value } else { nil } }
+    public var float: Double? { if case .float(let value) = self { value } else { nil } }
+    public var boolean: Bool? { if case .boolean(let value) = self { value } else { nil } }
+    public var array: [TOMLValue]? { if case .array(let value) = self { value } else { nil } }
+    public var table: TOMLTable? { if case .table(let value) = self { value } else { nil } }
 }
 
 /// A table: keys in the order they were first written (so that "the first unknown key" is the
 /// first one in the file) and their values.
-struct TOMLTable: Sendable, Equatable {
-    private(set) var keys: [String] = []
+public struct TOMLTable: Sendable, Equatable {
+    public private(set) var keys: [String] = []
     private var values: [String: TOMLValue] = [:]
 
-    init() {}
+    public init() {}
 
-    subscript(key: String) -> TOMLValue? { values[key] }
+    public subscript(key: String) -> TOMLValue? { values[key] }
 
     /// Sets a key that is not there yet, or replaces a table (as it is filled).
     fileprivate mutating func set(_ key: String, _ value: TOMLValue) {
@@ -41,13 +39,13 @@ struct TOMLTable: Sendable, Equatable {
 /// tables, arrays of tables and multi-line strings. So is everything TOML itself forbids
 /// (a key or table defined twice, leading zeros, an integer beyond 64 bits, a control character).
 /// Every refusal is a `TextError` with its place.
-struct TOMLReader {
+public struct TOMLReader {
     /// Whole text, UTF-8 bytes: far beyond any configuration, and a bound on what a file costs.
-    static let maxInputBytes = 1 << 20
+    public static let maxInputBytes = 1 << 20
     /// Arrays nested in arrays, at most.
-    static let maxDepth = 32
+    public static let maxDepth = 32
 
-    static func read(_ text: String) throws(TextError) -> TOMLTable {
+    public static func read(_ text: String) throws(TextError) -> TOMLTable {
         let bytes = text.utf8.count
         guard bytes <= maxInputBytes else {
             throw TextError(message: "the text has \(bytes) bytes; at most \(maxInputBytes) are accepted")

@@ -1,0 +1,27 @@
+import A11yConfiguration
+
+/// The keys of a11yd's configuration file that a11ysay honours, `daemon.socket` and
+/// `daemon.autospawn`, read as a11yd reads them (`ConfigurationFile`, `TOMLReader`): in any form
+/// TOML allows (a literal string, a dotted key, a quoted name), and only from a regular file.
+/// A file a11ysay cannot use (not a regular file, not TOML, a value of the wrong type) counts as
+/// the defaults: a11yd, which reads every key, says what is wrong with it.
+struct ClientSettings {
+    var path: String
+    var socket: String?
+    var autospawn: Bool?
+
+    static func load(environment: [String: String]) -> ClientSettings {
+        let path = ConfigurationFile.defaultPath(environment: environment)
+        guard let text = try? ConfigurationFile.text(at: path), let table = try? TOMLReader.read(text) else {
+            return ClientSettings(path: path)
+        }
+        return ClientSettings(path: path, table: table)
+    }
+
+    init(path: String, table: TOMLTable = TOMLTable()) {
+        self.path = path
+        let daemon = table["daemon"]?.table
+        socket = daemon?["socket"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        autospawn = daemon?["autospawn"]?.boolean
+    }
+}

@@ -1,0 +1,76 @@
+import A11yProtocol
+import A11ySSIP
+import NIOCore
+import NIOTestUtils
+import Testing
+
+/// Both line framers checked the way swift-nio checks its own decoders: `ByteToMessageDecoderVerifier`
+/// feeds every input whole, one byte at a time (each byte in a buffer of its own, amid other bytes)
+/// and all of them at once in shuffled orders, through one decoder, and wants the same frames each time.
+@Suite struct FramingVerifierTests {
+    /// A small limit, so that the over-long lines are short to write.
+    static let limit = 8
+
+    @Test func jsonLinesFramesDoNotDependOnTheReads() throws {
+        let long = String(repeating: "x", count: 40)
+        try ByteToMessageDecoderVerifier.verifyDecoder(
+            stringInputOutputPairs: [
+                ("{}\n", [.line("{}")]),
+                ("\n", [.line("")]),
+                ("12345678\n", [.line("12345678")]),  // exactly the limit
+                ("123456789\n", [.overlong]),  // one byte over
+                ("\(long)\n", [.overlong]),
+                // JSON Lines ends lines at LF only: a CR before it stays in the line (JSON whitespace).
+                ("1234567\r\n", [.line("1234567\r")]),
+                ("12345678\r\n", [.overlong]),
+                ("\r\n", [.line("\r")]),
+                ("é\u{1F600}\n", [.line("é\u{1F600}")]),
+            ],
+            decoderFactory: { LineFrames(LineFrameDecoder(maximumLength: Self.limit)) })
+    }
+
+    @Test func ssipFramesDoNotDependOnTheReads() throws {
+        let long = String(repeating: "x", count: 40)
+        try ByteToMessageDecoderVerifier.verifyDecoder(
+            stringInputOutputPairs: [
+                ("SPEAK\r\n", [.line(Array("SPEAK".utf8), crlf: true)]),
+                // Inside SPEAK data a bare LF belongs to the text: the frame says how the line ended.
+                ("texte\n", [.line(Array("texte".utf8), crlf: false)]),
+                (".\r\n", [.line(Array(".".utf8), crlf: true)]),
+                ("\r\n", [.line([], crlf: true)]),
+                ("\n", [.line([], crlf: false)]),
+                ("a\rb\r\n", [.line(Array("a\rb".utf8), crlf: true)]),
+                ("a\r\r\n", [.line(Array("a\r".utf8), crlf: true)]),
+                ("12345678\r\n", [.line(Array("12345678".utf8), crlf: true)]),  // exactly the limit, and its CR
+                ("123456789\r\n", [.overlong]),
+                ("\(long)\r\n", [.overlong]),
+                ("\(long)\n", [.overlong]),
+            ],
+            decoderFactory: { SSIPLineDecoder(maximumLength: Self.limit) })
+    }
+}
+
+/// `LineFrameDecoder`'s batches as the frames in them: how many lines one batch carries follows the
+/// reads (a batch only saves a hop), the lines and over-long marks and their order must not
+/// (docs/protocol.md: each line is applied on its own, however the bytes arrive). The verifier's
+/// inputs are whole lines, so the last line without a newline (`decodeLast`) is not its business.
+private struct LineFrames: ByteToMessageDecoder {
+    enum Frame: Equatable { case line(String), overlong }
+    typealias InboundOut = Frame
+
+    private var decoder: LineFrameDecoder
+
+    init(_ decoder: LineFrameDecoder) { self.decoder = decoder }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        for batch in decoder.batches(from: &buffer) {
+            for line in batch.lines { context.fireChannelRead(wrapInboundOut(.line(String(buffer: line)))) }
+            if batch.skippedOverlongLine { context.fireChannelRead(wrapInboundOut(.overlong)) }
+        }
+        return .needMoreData
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        try decode(context: context, buffer: &buffer)
+    }
+}

@@ -10,7 +10,7 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// The daemon as a group of services: the front ends, config reload, idle exit and speech.
+/// The daemon as a group of services: the front ends, config reload, heap trim, idle exit and speech.
 /// On SIGTERM or SIGINT shut down in reverse: speech first, then the front ends.
 public struct Daemon: Sendable {
     public struct Options: Sendable {

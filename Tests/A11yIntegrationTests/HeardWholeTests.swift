@@ -88,12 +88,7 @@ import Testing
 
     @Test(arguments: [PauseBoundary.word, .immediate])
     func pausedTwiceThenResumedOnceIsHeardWhole(first: PauseBoundary) async throws {
-        let daemon = try await DaemonHarness()
-        let oracle = HeardWhole(reference: try await Self.reference(.say(Self.sentence), on: daemon))
-        let recorder = try daemon.recorder()
-        let client = try await daemon.client()
-        let id = try await client.post(.say(Self.sentence))
-        try await reach(.middle, of: id, text: Self.sentence, on: client)
+        let (daemon, oracle, recorder, client, id) = try await sentenceAThirdIn()
         try await client.send(RequestLine(.pause(first), id: .string("first")))
         try await client.waitFor("paused") { $0.event == "paused" && $0.utterance == id }
         let pausedAt = recorder.elapsed()
@@ -131,12 +126,7 @@ import Testing
 
     /// `a11ysay --pause --at word` and `a11ysay --resume`, as a user types them.
     @Test func a11ysayWordPauseAndResumeIsHeardWhole() async throws {
-        let daemon = try await DaemonHarness()
-        let oracle = HeardWhole(reference: try await Self.reference(.say(Self.sentence), on: daemon))
-        let recorder = try daemon.recorder()
-        let client = try await daemon.client()
-        let id = try await client.post(.say(Self.sentence))
-        try await reach(.middle, of: id, text: Self.sentence, on: client)
+        let (daemon, oracle, recorder, client, id) = try await sentenceAThirdIn()
         let pause = try await a11ysay(["--pause", "--at", "word"], daemon)
         #expect(pause.status == 0, "\(pause.err)")
         try await client.waitFor("paused") { $0.event == "paused" && $0.utterance == id }
@@ -199,6 +189,18 @@ import Testing
     }
 
     // MARK: - Helpers
+
+    /// A daemon, the sentence heard unpaused on it (the oracle), then the sentence posted again,
+    /// recorded, and a third of the way in.
+    func sentenceAThirdIn() async throws -> (DaemonHarness, HeardWhole, MonitorRecorder, TestClient, UInt64) {
+        let daemon = try await DaemonHarness()
+        let oracle = HeardWhole(reference: try await Self.reference(.say(Self.sentence), on: daemon))
+        let recorder = try daemon.recorder()
+        let client = try await daemon.client()
+        let id = try await client.post(.say(Self.sentence))
+        try await reach(.middle, of: id, text: Self.sentence, on: client)
+        return (daemon, oracle, recorder, client, id)
+    }
 
     /// Waits for the item's `finished` (`spoken`, once), stops the recording and returns what the
     /// oracle found wrong with what was heard and told.

@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 LONG = ("La synthèse vocale lit ce long paragraphe pendant plusieurs secondes, afin que nous puissions "
@@ -193,12 +194,22 @@ class Recorder:
         self.proc = subprocess.Popen(["parec", "--device=nullsink.monitor", "--format=float32le", "--rate=48000",
                                       "--channels=1", "--latency-msec=10", "--raw"], env=env,
                                      stdout=subprocess.PIPE, stderr=open(log_path, "ab"))
+        # Read as it comes: 48 kHz float fills a pipe in a third of a second, and a parec blocked on a full
+        # pipe loses what the server could not keep (the recording was then sometimes 0.3 s long).
+        self.data = bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while chunk := self.proc.stdout.read1(1 << 16):
+            self.data += chunk
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
-        data, _ = self.proc.communicate(timeout=10)
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=10)
         samples = array.array("f")
-        samples.frombytes(data[:len(data) // 4 * 4])
+        samples.frombytes(bytes(self.data[:len(self.data) // 4 * 4]))
         return samples
 
 

@@ -10,8 +10,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var rate: Int = 175
         /// eSpeak pitch at `pitch: 1.0` (0...100).
         public var pitch: Int = 50
-        /// eSpeak volume at `volume: 1.0` (0...200, 100 is unity).
-        public var volume: Int = 100
+        /// eSpeak volume at `volume: 1.0` (0...200). 200, as loud as speech-dispatcher's espeak-ng
+        /// module at its default volume; above 100 the engine limits instead of clipping.
+        public var volume: Int = 200
     }
 
     public var voice = Voice()

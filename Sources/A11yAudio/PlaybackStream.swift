@@ -59,7 +59,10 @@ final class PlaybackStream {
             logger.error("invalid audio format", metadata: ["format": "\(format)"])
             return nil
         }
-        guard let handle = pa_stream_new(context, "speech", &spec, nil) else {
+        let made = connection.playbackIdentity.withStreamProperties { properties in
+            pa_stream_new_with_proplist(context, "speech", &spec, nil, properties)
+        }
+        guard let handle = made else {
             logger.error("pa_stream_new failed: \(connection.lastError)")
             return nil
         }

@@ -34,11 +34,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// - Parameters:
     ///   - server: a libpulse server string (`unix:/path/native`, …); `nil` uses libpulse's default,
     ///     which honours `PULSE_SERVER`.
+    ///   - identity: the name, icon and role the sound server shows for the connection and stream.
     /// Connects in the background: never blocks on, and never fails because of, the server.
-    public init(applicationName: String = "a11yd", server: String? = nil, logger: Logger) {
+    public init(identity: PlaybackIdentity = PlaybackIdentity(), server: String? = nil, logger: Logger) {
         self.logger = logger
         mainloop = ThreadedMainloop(name: "a11y-pulse")
-        connection = ServerConnection(mainloop: mainloop, applicationName: applicationName, server: server, logger: logger)
+        connection = ServerConnection(mainloop: mainloop, identity: identity, server: server, logger: logger)
         // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
         connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }
         if !mainloop.start() {

@@ -143,6 +143,15 @@ final class PlaybackStream {
         }
     }
 
+    /// The server's index of this stream (its sink input) and of the sink it plays to; nil until ready.
+    var serverIndices: (stream: UInt32, sink: UInt32)? {
+        guard isReady else { return nil }
+        let stream = pa_stream_get_index(handle), sink = pa_stream_get_device_index(handle)
+        // PA_INVALID_INDEX ((uint32_t)-1) does not import into Swift.
+        guard stream != .max, sink != .max else { return nil }
+        return (stream, sink)
+    }
+
     /// The error the context last reported (the stream's own errors are reported there).
     var lastError: PulseError { PulseError(code: pa_context_errno(context)) }
 

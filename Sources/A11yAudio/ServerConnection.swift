@@ -156,6 +156,7 @@ final class ServerConnection {
         lose()
         if let c = context {
             pa_context_set_state_callback(c, nil, nil)
+            pa_context_set_subscribe_callback(c, nil, nil)  // the ducker's, if it subscribed
             pa_context_disconnect(c)
             pa_context_unref(c)
             context = nil

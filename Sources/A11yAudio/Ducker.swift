@@ -41,8 +41,15 @@ final class Ducker {
         var lowered: [UInt32]
     }
 
+    /// How long speech must stay inaudible before the others get their volume back: longer than
+    /// the few milliseconds the stream is corked between two items, so the music does not jump up
+    /// and down between them, and well under the 100 ms a listener would notice.
+    static let releaseDelayUsec: UInt64 = 40_000
+
     private let settings: Ducking
     private let logger: Logger
+    private let mainloop: ThreadedMainloop
+    private var releaseTimer: OpaquePointer?
     private var context: OpaquePointer?
     /// a11yd's own stream and the sink it plays to, while speech is audible.
     private var speaking: (stream: UInt32, sink: UInt32)?
@@ -50,8 +57,9 @@ final class Ducker {
     /// Introspection requests whose callbacks reach `self`: cancelled in `disconnect()`.
     private var operations: [OpaquePointer] = []
 
-    init(settings: Ducking, logger: Logger) {
+    init(settings: Ducking, mainloop: ThreadedMainloop, logger: Logger) {
         self.settings = settings
+        self.mainloop = mainloop
         self.logger = logger
         lowered = Self.read(settings.stateFile)
     }
@@ -84,6 +92,7 @@ final class Ducker {
             pa_operation_unref(operation)
         }
         operations = []
+        cancelRelease()
         if let context { pa_context_set_subscribe_callback(context, nil, nil) }
         context = nil
         speaking = nil
@@ -94,19 +103,39 @@ final class Ducker {
         guard settings.lowerBy != nil, let context else { return }
         let was = speaking
         speaking = now
+        if now != nil { cancelRelease() }
         if let now, was == nil || was!.sink != now.sink {
             track(pa_context_get_sink_input_info_list(context, { _, info, eol, userdata in
                 guard eol == 0, let info else { return }
                 Ducker.from(userdata)?.consider(info.pointee)
             }, userdata))
         } else if now == nil, was != nil {
-            restoreAll()
+            armRelease()
         }
     }
 
     /// Gives every stream lowered its volume back (speech ended, or a11yd is closing).
     func restoreAll() {
+        cancelRelease()
         for entry in lowered.values { restore(entry) }
+    }
+
+    private func armRelease() {
+        guard releaseTimer == nil else { return }
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        pa_timeval_add(&tv, Self.releaseDelayUsec)
+        releaseTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, _, _, userdata in
+            guard let ducker = Ducker.from(userdata) else { return }
+            // Still inaudible: give the volumes back (restoreAll frees the timer).
+            if ducker.speaking == nil { ducker.restoreAll() } else { ducker.cancelRelease() }
+        }, userdata)
+    }
+
+    private func cancelRelease() {
+        guard let timer = releaseTimer else { return }
+        mainloop.api.pointee.time_free(timer)
+        releaseTimer = nil
     }
 
     /// Whether requests are still in flight (for a closing output that waits for its restores to

@@ -48,8 +48,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         identity: PlaybackIdentity = PlaybackIdentity(), server: String? = nil, ducking: Ducking = .off, logger: Logger
     ) {
         self.logger = logger
-        ducker = Ducker(settings: ducking, logger: logger)
         mainloop = ThreadedMainloop(name: "a11y-pulse")
+        ducker = Ducker(settings: ducking, mainloop: mainloop, logger: logger)
         connection = ServerConnection(mainloop: mainloop, identity: identity, server: server, logger: logger)
         // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
         connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }

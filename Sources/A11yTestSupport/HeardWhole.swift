@@ -52,14 +52,16 @@ public struct HeardWhole: Sendable {
         return problems
     }
 
-    /// RMS below which the sink counts as silent (speech is 0.05-0.10).
-    public static let silence = 0.003
+    /// RMS below which the sink counts as silent. Speech is 0.10-0.17 since a11yd plays as loud as
+    /// speech-dispatcher (issue 21, +6 dB); this stays as far under it as 0.003 was under 0.05-0.10.
+    public static let silence = 0.006
     /// More than `bunchLimit` words told within `bunchWindow` seconds is a flush, not speech.
     static let bunchWindow = 0.03
     static let bunchLimit = 3
 }
 
 extension Recording {
-    /// Seconds of sound loud enough to be speech, in 20 ms windows.
-    public var voicedDuration: Double { audibleDuration(threshold: 0.005, window: 0.02) }
+    /// Seconds of sound loud enough to be speech, in 20 ms windows (the threshold, like `silence`,
+    /// scaled with issue 21's +6 dB: the same distance under speech as before).
+    public var voicedDuration: Double { audibleDuration(threshold: 0.01, window: 0.02) }
 }

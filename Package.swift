@@ -52,7 +52,7 @@ let package = Package(
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
             name: "A11yAudio",
-            dependencies: ["A11yCore", "CPulse", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11ySystem", "CPulse", .product(name: "Logging", package: "swift-log")]
         ),
 
         // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.

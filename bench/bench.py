@@ -11,6 +11,7 @@ before connect+send for the raw socket clients).
 import argparse
 import bisect
 import json
+import math
 import os
 import queue
 import socket
@@ -704,6 +705,30 @@ class Bench:
         a11y.close()
         ssip.close()
 
+    # -- loudness ----------------------------------------------------------------------------
+    def loudness(self):
+        """The same sentence through spd-say -w to each daemon at each SSIP volume: RMS over the
+        voiced part and peak, in 16-bit units (issue 21: a11yd within 1.5 dB, never at full scale)."""
+        sentence = "Le train de la SNCF arrive en gare de Lyon à dix-huit heures trente."
+        out = {}
+        for volume in (None, "0", "-50"):
+            row = {}
+            for name, env in (("speech-dispatcher", None), ("a11yd", self.a11yd_ssip_env)):
+                self.rec.settle(300)
+                n0 = self.rec.count()
+                argv = ["spd-say", "-w", "-l", "fr"] + (["-i", volume] if volume else []) + [sentence]
+                reap([run_cli(argv, env=env)], timeout=30)
+                self.rec.wait_quiet(self.rec.count(), 300, 10)
+                s = self.rec.samples(n0)
+                loud = np.nonzero(np.abs(s) > LOUD)[0]
+                if not loud.size:
+                    row[name] = None
+                    continue
+                voiced = s[loud[0]:loud[-1] + 1].astype(np.float64)
+                row[name] = {"rms": float(np.sqrt(np.mean(voiced * voiced))), "peak": int(np.abs(s).max())}
+            out["default" if volume is None else volume] = row
+        self.results["loudness"] = out
+
     # -- throughput (optional) ---------------------------------------------------------------
     def throughput(self):
         """espeak-ng CLI synthesis speed without audio output (--stdout), for scale."""
@@ -744,6 +769,7 @@ class Bench:
         self.interrupt()
         self.stop()
         self.controls()
+        self.loudness()
         self.rec.close()
         self.rec = None
         time.sleep(2)
@@ -846,6 +872,17 @@ def markdown(r, args):
                      "interrupt": [str(s.get("background_peak_max")), ms(onset)]}.get(key, [])
             L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                      f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
+        L.append("")
+    if r.get("loudness"):
+        L.append("#### Loudness: one sentence, `spd-say -w -l fr -i VOLUME` (RMS over the voiced part / peak, 16-bit)")
+        L.append("")
+        L.append("| SSIP volume | speech-dispatcher | a11yd | a11yd − speech-dispatcher |")
+        L.append("|---|---:|---:|---:|")
+        for volume, row in r["loudness"].items():
+            theirs, mine = row.get("speech-dispatcher"), row.get("a11yd")
+            cell = lambda x: "?" if not x else f"{x['rms']:,.0f} / {x['peak']:,}"
+            diff = f"{20 * math.log10(mine['rms'] / theirs['rms']):+.1f} dB" if mine and theirs else "?"
+            L.append(f"| {volume} | {cell(theirs)} | {cell(mine)} | {diff} |")
         L.append("")
     L.append("#### Memory (MiB, from /proc/PID/smaps_rollup)")
     L.append("")

@@ -59,7 +59,10 @@ final class PlaybackStream {
             logger.error("invalid audio format", metadata: ["format": "\(format)"])
             return nil
         }
-        guard let handle = pa_stream_new(context, "speech", &spec, nil) else {
+        let made = connection.playbackIdentity.withStreamProperties { properties in
+            pa_stream_new_with_proplist(context, "speech", &spec, nil, properties)
+        }
+        guard let handle = made else {
             logger.error("pa_stream_new failed: \(connection.lastError)")
             return nil
         }
@@ -138,6 +141,15 @@ final class PlaybackStream {
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             onEvent(.failed)
         }
+    }
+
+    /// The server's index of this stream (its sink input) and of the sink it plays to; nil until ready.
+    var serverIndices: (stream: UInt32, sink: UInt32)? {
+        guard isReady else { return nil }
+        let stream = pa_stream_get_index(handle), sink = pa_stream_get_device_index(handle)
+        // PA_INVALID_INDEX ((uint32_t)-1) does not import into Swift.
+        guard stream != .max, sink != .max else { return nil }
+        return (stream, sink)
     }
 
     /// The error the context last reported (the stream's own errors are reported there).

@@ -1,6 +1,10 @@
 import A11yCore
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `AudioOutput` on PulseAudio's asynchronous API: a `ServerConnection`, a `PlaybackStream` on it
 /// and the current `Track`; this type feeds the track to the stream.
 ///
@@ -20,6 +24,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private let mainloop: ThreadedMainloop
     private let logger: Logger
     private let connection: ServerConnection
+    /// Lowers other streams while speech is audible (when configured), restores them after.
+    private let ducker: Ducker
     private var stream: PlaybackStream?
     private var track: Track?
     /// The current track's id; calls naming another one are ignored.
@@ -34,11 +40,17 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// - Parameters:
     ///   - server: a libpulse server string (`unix:/path/native`, …); `nil` uses libpulse's default,
     ///     which honours `PULSE_SERVER`.
+    ///   - identity: the name, icon and role the sound server shows for the connection and stream.
+    ///   - ducking: whether other streams are lowered while speech is audible, and where the streams
+    ///     lowered are remembered (read at each connection, to restore what a crash left lowered).
     /// Connects in the background: never blocks on, and never fails because of, the server.
-    public init(applicationName: String = "a11yd", server: String? = nil, logger: Logger) {
+    public init(
+        identity: PlaybackIdentity = PlaybackIdentity(), server: String? = nil, ducking: Ducking = .off, logger: Logger
+    ) {
         self.logger = logger
         mainloop = ThreadedMainloop(name: "a11y-pulse")
-        connection = ServerConnection(mainloop: mainloop, applicationName: applicationName, server: server, logger: logger)
+        ducker = Ducker(settings: ducking, mainloop: mainloop, logger: logger)
+        connection = ServerConnection(mainloop: mainloop, identity: identity, server: server, logger: logger)
         // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
         connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }
         if !mainloop.start() {
@@ -48,7 +60,16 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     deinit {
+        // Other streams get their volume back before the connection goes: the requests are sent
+        // (waited for, briefly, with the lock released so that the event thread can send them).
+        mainloop.withLock { ducker.restoreAll() }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(500))
+        while mainloop.withLock({ ducker.hasPendingOperations() }), clock.now < deadline {
+            usleep(2_000)
+        }
         mainloop.withLock {
+            ducker.disconnect()
             dropStream()
             connection.close()
             track = nil
@@ -127,6 +148,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             self.paused = paused
             if paused {
                 stream?.setCorked(true)
+                noteAudibility()
             } else {
                 pump()
             }
@@ -145,6 +167,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             paused = false
             updates?.finish()
             updates = nil
+            noteAudibility()
         }
     }
 
@@ -212,6 +235,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// reports (its requests for data, timing and drain answers, the connection), so it is told
     /// as often as the server plays, and never while nothing plays.
     private func publish() {
+        noteAudibility()
         guard let updates, let progress = currentProgress(), progress != lastUpdate else { return }
         lastUpdate = progress
         updates.yield(progress)
@@ -229,8 +253,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func connectionChanged(_ event: ServerConnection.Event) {
         switch event {
         case .connected:
+            if let context = connection.context { ducker.connected(context) }
             if let t = track { openStream(format: t.format) }
         case .lost:
+            ducker.disconnect()
             dropStream()
         }
         publish()
@@ -275,6 +301,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         stream?.close()
         stream = nil
         track?.streamLost()
+        noteAudibility()
+    }
+
+    /// Tells the ducker whether speech is audible now: a ready stream, uncorked.
+    private func noteAudibility() {
+        ducker.setSpeaking(stream.flatMap { $0.isCorked ? nil : $0.serverIndices })
     }
 
     /// Corks, flushes and asks where the read index now is; writes wait for the answer.
@@ -282,6 +314,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard let stream, stream.isReady else { return }
         stream.cancelDrain()
         stream.setCorked(true, force: true)
+        noteAudibility()
         stream.flush()
         stream.requestReadIndex { [unowned(unsafe) self] readFrame in
             self.resynced(kind, readFrame: readFrame)

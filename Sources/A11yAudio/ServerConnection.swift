@@ -15,7 +15,7 @@ final class ServerConnection {
     static let reconnectDelayUsec: UInt64 = 150_000
 
     private let mainloop: ThreadedMainloop
-    private let applicationName: String
+    private let identity: PlaybackIdentity
     private let server: String?
     private let logger: Logger
     /// Told when the connection comes up or goes down (lock held).
@@ -23,15 +23,17 @@ final class ServerConnection {
 
     /// The current context, for `PlaybackStream` only.
     private(set) var context: OpaquePointer?
+    /// What the context and its streams say they are.
+    var playbackIdentity: PlaybackIdentity { identity }
     private(set) var isConnected = false
     private var reconnectTimer: OpaquePointer?
     private var outageLogged = false
     private var everConnected = false
     private var closed = false
 
-    init(mainloop: ThreadedMainloop, applicationName: String, server: String?, logger: Logger) {
+    init(mainloop: ThreadedMainloop, identity: PlaybackIdentity, server: String?, logger: Logger) {
         self.mainloop = mainloop
-        self.applicationName = applicationName
+        self.identity = identity
         self.server = server
         self.logger = logger
     }
@@ -52,7 +54,10 @@ final class ServerConnection {
 
     func connect() {
         guard !closed, context == nil else { return }
-        guard let c = pa_context_new(mainloop.api, applicationName) else {
+        let made = identity.withContextProperties { properties in
+            pa_context_new_with_proplist(mainloop.api, identity.applicationName, properties)
+        }
+        guard let c = made else {
             logger.error("pa_context_new failed")
             scheduleReconnect()
             return
@@ -151,6 +156,7 @@ final class ServerConnection {
         lose()
         if let c = context {
             pa_context_set_state_callback(c, nil, nil)
+            pa_context_set_subscribe_callback(c, nil, nil)  // the ducker's, if it subscribed
             pa_context_disconnect(c)
             pa_context_unref(c)
             context = nil

@@ -9,7 +9,8 @@ public struct Utterance: Sendable, Equatable {
     public var rate: Int
     /// 0...100, 50 is the voice's normal pitch.
     public var pitch: Int
-    /// 0...200, 100 is normal loudness.
+    /// 0...200, eSpeak's volume scale (speech-dispatcher sets eSpeak to SSIP volume + 100); above
+    /// 100, where eSpeak would clip, the engine adds gain through a limiter instead.
     public var volume: Int
 
     public init(text: String, segments: [SpeechSegment], rate: Int, pitch: Int, volume: Int) {

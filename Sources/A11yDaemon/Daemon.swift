@@ -61,7 +61,9 @@ public struct Daemon: Sendable {
             logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
         }
         let speech = SpeechService(
-            engine: engine, output: PulseOutput(server: configuration.audioServer, logger: logger),
+            engine: engine,
+            output: PulseOutput(
+                server: configuration.audioServer, ducking: configuration.ducking(environment: options.environment), logger: logger),
             pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
             environment: options.environment, logger: logger)
 

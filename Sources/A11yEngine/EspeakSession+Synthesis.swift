@@ -22,7 +22,7 @@ extension EspeakSession {
                     if context.isCancelled { break }
                     try selectVoice(segment.voice)
                     let options = segment.options
-                    setParameters(
+                    context.gain = setParameters(
                         rate: Self.scaled(request.rate, by: options.rateScale, within: 80...1000),
                         pitch: Self.scaled(request.pitch, by: options.pitchScale, within: 0...100),
                         volume: Self.scaled(request.volume, by: options.volumeScale, within: 0...200))

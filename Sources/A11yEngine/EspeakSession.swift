@@ -68,11 +68,20 @@ final class EspeakSession {
         currentVoice = name
     }
 
-    func setParameters(rate: Int, pitch: Int, volume: Int) {
+    /// Sets eSpeak's parameters for a11yd's `volume` (0...200, eSpeak's own scale) and returns the
+    /// gain that completes it: eSpeak itself never goes above 100, where it starts to clip; the
+    /// rest is the `PeakLimiter`'s gain (200 is eSpeak 100 times 2, limited).
+    @discardableResult
+    func setParameters(rate: Int, pitch: Int, volume: Int) -> Double {
+        let volume = min(max(volume, 0), 200)
         espeak_SetParameter(espeakRATE, Int32(min(max(rate, 80), 1000)), 0)
         espeak_SetParameter(espeakPITCH, Int32(min(max(pitch, 0), 100)), 0)
-        espeak_SetParameter(espeakVOLUME, Int32(min(max(volume, 0), 200)), 0)
+        espeak_SetParameter(espeakVOLUME, Int32(min(volume, Self.cleanVolume)), 0)
+        return Double(max(volume, Self.cleanVolume)) / Double(Self.cleanVolume)
     }
+
+    /// eSpeak's loudest volume that never clips (its peaks stay near 21,000 at 100).
+    static let cleanVolume = 100
 
     /// Every installed voice (variants and MBROLA voices excluded, as `espeak_ListVoices(NULL)` does),
     /// with the priority of each language (lower is preferred).

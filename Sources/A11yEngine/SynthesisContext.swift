@@ -56,10 +56,19 @@ final class SynthesisContext {
     /// `text_position`s already turned into marks in the current segment (never duplicate).
     private var seenPositions: Set<Int> = []
 
+    /// Loudness above eSpeak's clean volume, limited (`PeakLimiter`); one envelope per utterance.
+    private var limiter: PeakLimiter
+    /// The current segment's gain (from `EspeakSession.setParameters`).
+    var gain: Double {
+        get { limiter.gain }
+        set { limiter.gain = newValue }
+    }
+
     init(continuation: Continuation, cancellation: CancellationFlag, sampleRate: Int) {
         self.continuation = continuation
         self.cancellation = cancellation
         self.keepFrames = max(sampleRate / 1000, 1)
+        self.limiter = PeakLimiter(sampleRate: sampleRate)
     }
 
     var isCancelled: Bool { cancellation.isCancelled }
@@ -153,6 +162,7 @@ final class SynthesisContext {
             rawFramesInSegment += count
         }
 
+        limiter.process(&samples)
         producedFrames += samples.count
         let taken = audible ? takeMarks(flushAll: false) : (words: [], marks: [])
         if !samples.isEmpty || !taken.words.isEmpty || !taken.marks.isEmpty {

@@ -50,6 +50,36 @@ extension PrivateSoundServer {
     }
 }
 
+extension PrivateSoundServer {
+    /// Each sink input's properties (`key = "value"` under `Properties:` in `pactl list sink-inputs`),
+    /// with its index as `"index"`.
+    public func sinkInputProperties() throws -> [[String: String]] {
+        parsePactlProperties(try pactl("list", "sink-inputs"), heading: "Sink Input #")
+    }
+
+    /// Each client's properties, from `pactl list clients`, with its index as `"index"`.
+    public func clientProperties() throws -> [[String: String]] {
+        parsePactlProperties(try pactl("list", "clients"), heading: "Client #")
+    }
+}
+
+/// Objects of `pactl list` output as property dictionaries (one per `heading` line).
+func parsePactlProperties(_ output: String, heading: String) -> [[String: String]] {
+    var objects: [[String: String]] = []
+    for line in output.split(separator: "\n") {
+        let t = line.trimmed
+        if t.hasPrefix(heading) {
+            objects.append(["index": String(t.dropFirst(heading.count))])
+            continue
+        }
+        guard !objects.isEmpty, let equals = t.range(of: " = \""), t.hasSuffix("\"") else { continue }
+        let key = String(t[..<equals.lowerBound])
+        let value = String(t[equals.upperBound...].dropLast())
+        objects[objects.count - 1][key] = value
+    }
+    return objects
+}
+
 /// `pactl arguments…` to its end; its standard output, or a failure with its status and output.
 func runPactl(_ arguments: [String], environment: [String: String], scratch: String) throws -> String {
     let outPath = scratch + "/pactl-\(UInt64.random(in: 0...UInt64.max)).out"

@@ -320,6 +320,27 @@ struct PulseOutputTests {
         #expect(status.grantedTargetLength > 0 && status.grantedTargetLength <= 22_050 * 2 / 20)  // ≤ 50 ms
     }
 
+    @Test func theStreamAndConnectionSayTheyAreA11ydWithTheAccessibilityRole() async throws {
+        let rig = try await Rig()
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 1), to: t)
+        rig.output.end(t)
+        #expect(await waitFor(2) { !rig.output.streamStatus().isCorked }, "playing")
+        let streams = try rig.server.sinkInputProperties()
+        #expect(streams.count == 1)
+        let stream = try #require(streams.first)
+        #expect(stream["media.role"] == "a11y", "\(stream)")
+        #expect(stream["application.name"] == "a11yd")
+        #expect(stream["application.id"] == "org.a11yd")
+        #expect(stream["application.icon_name"] == "preferences-desktop-accessibility")
+        #expect(stream["media.name"] == "speech")
+        let clients = try rig.server.clientProperties().filter { $0["application.id"] == "org.a11yd" }
+        #expect(clients.count == 1, "the connection too")
+        #expect(clients.first?["application.name"] == "a11yd")
+        #expect(clients.first?["media.role"] == "a11y")
+        _ = await waitFor(3) { rig.output.progress(of: t)?.isFinished == true }
+    }
+
     @Test func formatChangeBetweenTracks() async throws {
         let rig = try await Rig()
         let a = tone(seconds: 0.2)

@@ -38,6 +38,9 @@ import Testing
         ("[voices]\nrate = 100", "unknown section 'voices'"),
         ("[voice]\nrate = \"fast\"", "'voice.rate' must be an integer"),
         ("[earcon]\nscreen_changed = 1", "'earcon.screen_changed' must be true or false"),
+        ("[audio]\nduck = \"always\"", "'audio.duck' must be \"off\" or \"speaking\", got \"always\""),
+        ("[audio]\nduck = true", "'audio.duck' must be a string"),
+        ("[audio]\nduck_db = 0", "'audio.duck_db' must be within 1...60, got 0"),
     ])
     func badValuesAreRefusedWithTheKeyNamed(text: String, message: String) {
         #expect {
@@ -82,6 +85,8 @@ import Testing
             screen_changed = false
             [audio]
             server = "unix:/run/pulse/native"
+            duck = "speaking"
+            duck_db = 20
             [daemon]
             socket = "/tmp/a11yd \\u00e9.sock"
             autospawn = false
@@ -101,6 +106,8 @@ import Testing
         expected.queueMaxBytes = 2 << 20
         expected.earcon = false
         expected.audioServer = "unix:/run/pulse/native"
+        expected.duck = .speaking
+        expected.duckDecibels = 20
         expected.socketPath = "/tmp/a11yd é.sock"
         expected.autospawn = false
         expected.idleExitSeconds = 30

@@ -54,10 +54,17 @@ extension DaemonConfiguration {
         try reader.section(table, "earcon", known: ["screen_changed"]) { (earcon) throws(ConfigurationError) in
             if let on = try reader.bool(earcon, "earcon", "screen_changed") { configuration.earcon = on }
         }
-        try reader.section(table, "audio", known: ["server"]) { (audio) throws(ConfigurationError) in
+        try reader.section(table, "audio", known: ["server", "duck", "duck_db"]) { (audio) throws(ConfigurationError) in
             if let server = try reader.string(audio, "audio", "server") {
                 configuration.audioServer = server.isEmpty ? nil : server
             }
+            if let name = try reader.string(audio, "audio", "duck") {
+                guard let duck = Duck(rawValue: name) else {
+                    throw ConfigurationError.invalidValue(path: path, "'audio.duck' must be \"off\" or \"speaking\", got \"\(name)\"")
+                }
+                configuration.duck = duck
+            }
+            if let decibels = try reader.int(audio, "audio", "duck_db", in: 1...60) { configuration.duckDecibels = decibels }
         }
         try reader.section(table, "daemon", known: ["socket", "autospawn", "idle_exit_seconds", "allowed_uids"]) { (daemon) throws(ConfigurationError) in
             if let socket = try reader.string(daemon, "daemon", "socket") {

@@ -10,8 +10,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var rate: Int = 175
         /// eSpeak pitch at `pitch: 1.0` (0...100).
         public var pitch: Int = 50
-        /// eSpeak volume at `volume: 1.0` (0...200, 100 is unity).
-        public var volume: Int = 100
+        /// eSpeak volume at `volume: 1.0` (0...200). 200, as loud as speech-dispatcher's espeak-ng
+        /// module at its default volume; above 100 the engine limits instead of clipping.
+        public var volume: Int = 200
     }
 
     public var voice = Voice()
@@ -22,6 +23,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var earcon: Bool = true
     /// PulseAudio server; nil means libpulse's default (which honours `PULSE_SERVER`).
     public var audioServer: String? = nil
+    /// When a11yd lowers the other streams on its sink.
+    public enum Duck: String, Sendable, Equatable, CaseIterable {
+        /// Never.
+        case off
+        /// While an utterance is audible.
+        case speaking
+    }
+    public var duck: Duck = .off
+    /// How far other streams are lowered while ducked, in dB.
+    public var duckDecibels: Int = 12
     /// Socket path; nil means `$A11YD_SOCKET`, else `$XDG_RUNTIME_DIR/a11yd/socket`.
     public var socketPath: String? = nil
     /// Whether `a11ysay` may start the daemon when nothing listens (see docs/service.md).
@@ -49,6 +60,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("queue.max_bytes", String(queueMaxBytes)),
             ("earcon.screen_changed", String(earcon)),
             ("audio.server", audioServer ?? "(default)"),
+            ("audio.duck", duck.rawValue),
+            ("audio.duck_db", String(duckDecibels)),
             ("daemon.socket", socketPath ?? "(default)"),
             ("daemon.autospawn", String(autospawn)),
             ("daemon.idle_exit_seconds", String(idleExitSeconds)),

@@ -1,0 +1,193 @@
+@testable import A11yAudio
+import A11yCore
+import A11yTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// Ducking (issue 21): while a11yd's speech is audible every other stream on its sink is lowered by
+/// the configured dB, and restored after, on every exit path. A second output plays a loud tone
+/// (the "music"); the ducking output plays a quiet one (the "speech", about −40 dBFS, so that the
+/// mix's level is the music's); the null sink's monitor is recorded.
+@Suite("Ducking other streams while speaking", .serialized)
+struct DuckingTests {
+    static let decibels = 12.0
+    /// "Speech": a low tone far below the music (RMS ≈ 0.007).
+    static func speech(seconds: Double) -> [Int16] {
+        tone(seconds: seconds, frequency: 150).map { $0 / 50 }
+    }
+
+    // @unchecked: one test drives it; `async let` only reads the recorder's clock alongside.
+    final class Setup: @unchecked Sendable {
+        let server: PrivatePulseServer
+        let recorder: MonitorRecorder
+        let music: PulseOutput
+        var speaker: PulseOutput?
+        let stateFile: String
+
+        init() async throws {
+            server = try PrivatePulseServer()
+            recorder = MonitorRecorder(server: server.serverAddress)
+            try recorder.start()
+            let logger = Logger(label: "test.ducking")
+            music = PulseOutput(server: server.serverAddress, logger: logger)
+            try await music.waitUntilConnected()
+            stateFile = server.directory.path + "/runtime/a11yd/ducked"
+        }
+
+        func makeSpeaker(lowerBy: Double? = DuckingTests.decibels) async throws -> PulseOutput {
+            let output = PulseOutput(
+                server: server.serverAddress, ducking: Ducking(lowerBy: lowerBy, stateFile: stateFile),
+                logger: Logger(label: "test.ducking"))
+            try await output.waitUntilConnected()
+            speaker = output
+            return output
+        }
+
+        /// Starts `seconds` of loud tone on the music output.
+        func playMusic(seconds: Double) -> TrackID {
+            let t = music.begin(format: mono22k).id
+            music.append(tone(seconds: seconds), to: t)
+            music.end(t)
+            return t
+        }
+
+        /// Plays `seconds` of speech; returns (begin, finished) in recording time.
+        func speak(_ output: PulseOutput, seconds: Double) async -> (begin: Double, end: Double) {
+            let begin = recorder.elapsed()
+            let t = output.begin(format: mono22k).id
+            output.append(DuckingTests.speech(seconds: seconds), to: t)
+            output.end(t)
+            _ = await waitFor(seconds + 3) { output.progress(of: t)?.isFinished == true }
+            return (begin, recorder.elapsed())
+        }
+    }
+
+    static func decibels(_ level: Double, _ reference: Double) -> Double { 20 * log10(level / reference) }
+
+    @Test func otherStreamsAreLoweredWhileSpeechIsHeardAndRestoredAfter() async throws {
+        let setup = try await Setup()
+        let speaker = try await setup.makeSpeaker()
+        _ = setup.playMusic(seconds: 4)
+        await sleep(0.6)
+        let spoken = await setup.speak(speaker, seconds: 1.5)
+        await sleep(0.6)
+        let recording = setup.recorder.stop()
+        let before = recording.rms(from: spoken.begin - 0.4, to: spoken.begin - 0.05)
+        let during = recording.rms(from: spoken.begin + 0.2, to: spoken.begin + 1.3)
+        // Within 100 ms of the end of speech, the music is back at its level.
+        let after = recording.rms(from: spoken.end + 0.1, to: spoken.end + 0.5)
+        #expect(before > 0.3, "the music plays: \(before)")
+        let lowered = Self.decibels(during, before)
+        #expect(abs(lowered + Self.decibels) < 1, "lowered by \(lowered) dB while speaking")
+        #expect(abs(Self.decibels(after, before)) < 0.5, "restored: \(Self.decibels(after, before)) dB")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateFile), "nothing left to restore")
+        setup.speaker = nil
+    }
+
+    @Test func aStreamThatStartsWhileSpeakingIsLoweredToo() async throws {
+        let setup = try await Setup()
+        let speaker = try await setup.makeSpeaker()
+        async let spoken = setup.speak(speaker, seconds: 2)
+        await sleep(0.5)
+        let musicBegan = setup.recorder.elapsed()
+        _ = setup.playMusic(seconds: 3)
+        let speech = await spoken
+        await sleep(0.5)
+        let recording = setup.recorder.stop()
+        let during = recording.rms(from: musicBegan + 0.3, to: speech.begin + 1.9)
+        let after = recording.rms(from: speech.end + 0.1, to: speech.end + 0.4)
+        #expect(after > 0.3, "the music plays: \(after)")
+        let lowered = Self.decibels(during, after)
+        #expect(abs(lowered + Self.decibels) < 1, "lowered by \(lowered) dB while speaking")
+    }
+
+    @Test func duckingOffLeavesOtherStreamsAlone() async throws {
+        let setup = try await Setup()
+        let speaker = try await setup.makeSpeaker(lowerBy: nil)
+        _ = setup.playMusic(seconds: 3)
+        await sleep(0.5)
+        let spoken = await setup.speak(speaker, seconds: 1)
+        let recording = setup.recorder.stop()
+        let before = recording.rms(from: spoken.begin - 0.4, to: spoken.begin - 0.05)
+        let during = recording.rms(from: spoken.begin + 0.2, to: spoken.begin + 0.8)
+        #expect(abs(Self.decibels(during, before)) < 0.5)
+    }
+
+    @Test func closingTheOutputWhileSpeakingRestores() async throws {
+        let setup = try await Setup()
+        var speaker: PulseOutput? = try await setup.makeSpeaker()
+        _ = setup.playMusic(seconds: 4)
+        await sleep(0.5)
+        let before = setup.recorder.elapsed()
+        let t = speaker!.begin(format: mono22k).id
+        speaker!.append(Self.speech(seconds: 3), to: t)
+        speaker!.end(t)
+        await sleep(0.8)
+        let closing = setup.recorder.elapsed()
+        setup.speaker = nil
+        speaker = nil  // deinit, mid-speech: as the daemon ending
+        await sleep(0.5)
+        let recording = setup.recorder.stop()
+        let reference = recording.rms(from: before - 0.4, to: before - 0.05)
+        let ducked = recording.rms(from: closing - 0.4, to: closing - 0.05)
+        let after = recording.rms(from: closing + 0.15, to: closing + 0.45)
+        #expect(Self.decibels(ducked, reference) < -Self.decibels + 1, "ducked while speaking")
+        #expect(abs(Self.decibels(after, reference)) < 0.5, "restored when the output closed: \(Self.decibels(after, reference)) dB")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateFile))
+    }
+
+    /// A crash or a kill leaves the stream lowered and the state file behind: the next output to
+    /// connect restores it. (Left as a crash leaves it: the stream lowered by pactl, and the file.)
+    @Test func streamsLeftLoweredByACrashAreRestoredAtTheNextStart() async throws {
+        let setup = try await Setup()
+        _ = setup.playMusic(seconds: 4)
+        await sleep(0.4)
+        let stream = try #require(try setup.server.sinkInputProperties().first)
+        let index = try #require(stream["index"])
+        let identity = [stream["application.process.id"] ?? "", stream["application.name"] ?? "", stream["media.name"] ?? ""]
+            .joined(separator: "|")
+        let full = 65_536, lowered = 16_384  // −36 dB (cubic)
+        _ = try setup.server.pactl("set-sink-input-volume", index, String(lowered))
+        try Ducker.writeAtomically("\(index)\t\(identity)\t\(full)\t\(lowered)\n", to: setup.stateFile)
+        await sleep(0.3)
+        let crashed = setup.recorder.elapsed()
+        _ = try await setup.makeSpeaker(lowerBy: nil)  // restores whether or not it ducks itself
+        await sleep(0.5)
+        let recording = setup.recorder.stop()
+        let left = recording.rms(from: crashed - 0.25, to: crashed - 0.05)
+        let restored = recording.rms(from: recording.duration - 0.3, to: recording.duration - 0.05)
+        #expect(left < 0.05, "lowered as the crash left it: \(left)")
+        #expect(restored > 0.3, "restored at the next start: \(restored)")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateFile), "forgotten once restored")
+        setup.speaker = nil
+    }
+
+    @Test func aStateFileEntryForAnotherStreamIsNotApplied() async throws {
+        let setup = try await Setup()
+        _ = setup.playMusic(seconds: 3)
+        await sleep(0.4)
+        let index = try #require(try setup.server.sinkInputProperties().first?["index"])
+        // Same index, another identity (a stream that got the index after a server restart).
+        try Ducker.writeAtomically("\(index)\tsomething else\t65536\t16384\n", to: setup.stateFile)
+        _ = try setup.server.pactl("set-sink-input-volume", index, "16384")
+        _ = try await setup.makeSpeaker()
+        await sleep(0.4)
+        let recording = setup.recorder.stop()
+        #expect(recording.rms(from: recording.duration - 0.3, to: recording.duration - 0.05) < 0.05, "left as it is")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateFile), "the stale entry is forgotten")
+        setup.speaker = nil
+    }
+
+    @Test func volumesSurviveTheRoundTripThroughTheStateFile() throws {
+        let folder = NSTemporaryDirectory() + "a11y-duck-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/a11yd/ducked"
+        try Ducker.writeAtomically("7\t123|music|tone\t65536,60000\t16384,15000\nbad line\n8\tx\t1\t\n", to: path)
+        let read = Ducker.read(path)
+        #expect(read == [7: Ducker.Lowered(index: 7, identity: "123|music|tone", original: [65_536, 60_000], lowered: [16_384, 15_000])])
+        #expect(Ducker.cvolume([]) == nil)
+        #expect(Ducker.cvolume(Array(repeating: 1, count: 33)) == nil)
+        #expect(Ducker.cvolume([UInt32.max]).map(Ducker.values) == [UInt32.max / 2], "clamped to PA_VOLUME_MAX")
+    }
+}

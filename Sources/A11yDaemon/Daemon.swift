@@ -1,6 +1,7 @@
 import A11yAudio
 import A11yCore
 import A11yEngine
+import A11yEngineWorker
 import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
@@ -49,12 +50,13 @@ public struct Daemon: Sendable {
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
-        let engine: EspeakEngine
+        let espeak: EspeakEngine
         do {
-            engine = try EspeakEngine(logger: logger)
+            espeak = try EspeakEngine(logger: logger)
         } catch {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
+        let engine = speechEngine(inProcess: espeak)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
@@ -62,7 +64,7 @@ public struct Daemon: Sendable {
         }
         let speech = SpeechService(
             engine: engine, output: PulseOutput(server: configuration.audioServer, logger: logger),
-            pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
+            pronouncer: Pronouncer(engine: espeak), lexicon: lexicon, configuration: configuration,
             environment: options.environment, logger: logger)
 
         let inherited = try SocketActivation.inherited(environment: options.environment)
@@ -132,6 +134,21 @@ public struct Daemon: Sendable {
             tasks.cancelAll()
         }
         logger.info("a11yd stopped")
+    }
+
+    /// Synthesis in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can
+    /// start: then in process, and the log says what protection is missing.
+    func speechEngine(inProcess espeak: EspeakEngine) -> any SpeechEngine {
+        if options.environment[WorkerEngine.inProcessSwitch] == "1" {
+            logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(WorkerEngine.inProcessSwitch)=1"])
+            return espeak
+        }
+        do {
+            return try WorkerEngine(inProcess: espeak, logger: logger)
+        } catch {
+            logger.error("no engine worker: synthesis in process, unprotected from what text does to eSpeak", metadata: ["error": "\(error)"])
+            return espeak
+        }
     }
 
     /// speech-dispatcher's socket, unless turned off: the one systemd passed, else

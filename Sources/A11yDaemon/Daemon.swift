@@ -116,7 +116,7 @@ public struct Daemon: Sendable {
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
         switch options.selfRestriction {
         case .restricted(let abi):
-            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec", metadata: ["abi": "\(abi)"])
+            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec but its engine worker", metadata: ["abi": "\(abi)"])
         case .unavailable(let why):
             logger.notice("file system not restricted (Landlock)", metadata: ["reason": "\(why)"])
         case nil:

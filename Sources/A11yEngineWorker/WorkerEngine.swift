@@ -145,7 +145,7 @@ public final class WorkerEngine: SpeechEngine {
             guard let active = state.active, active.cancellation === cancellation, let worker = state.worker else { return nil }
             return (worker, active.id)
         }
-        if let (worker, id) = target { _ = worker.send(.cancel(id: id)) as String? }
+        if let (worker, id) = target { _ = worker.sendIfReady(.cancel(id: id)) }
     }
 
     // MARK: - The link thread
@@ -190,12 +190,15 @@ public final class WorkerEngine: SpeechEngine {
         }
         state.withLock { $0.active = (id, job.cancellation) }
         defer { state.withLock { $0.active = nil } }
-        if let why = worker.send(.synthesize(id: id, job.request)) {
-            fail(job, worker: worker, key: key, what: "could not be asked (\(why))")
+        if let why = worker.send(.synthesize(id: id, job.request), timeout: Self.hangLimit) {
+            fail(job, worker: worker, key: key, what: "stopped responding (\(why))")
             return
         }
-        // A request cancelled before it was active never got its cancel sent.
-        if job.cancellation.isCancelled { _ = worker.send(.cancel(id: id)) as String? }
+        // A consumer that left while the request was being sent could not send its cancel.
+        if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: Self.hangLimit) {
+            fail(job, worker: worker, key: key, what: "stopped responding (\(why))")
+            return
+        }
         while true {
             switch worker.receive(timeout: Self.hangLimit) {
             case .message(.chunk(let chunkID, let chunk)) where chunkID == id:

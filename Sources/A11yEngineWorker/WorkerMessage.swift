@@ -78,7 +78,7 @@ public enum WorkerFrame {
             kind = .chunk
             body.u32(id)
             body.count(chunk.samples.count)
-            for sample in chunk.samples { body.u16(UInt16(bitPattern: sample)) }
+            body.samples(chunk.samples)
             body.count(chunk.words.count)
             for word in chunk.words {
                 body.int(word.frame)
@@ -143,10 +143,7 @@ public enum WorkerFrame {
             message = .ready(sampleRate: rate, protection: try reader.string())
         case .chunk:
             let id = try reader.u32()
-            var samples: [Int16] = []
-            let sampleCount = try reader.count(atLeast: 2)
-            samples.reserveCapacity(sampleCount)
-            for _ in 0..<sampleCount { samples.append(Int16(bitPattern: try reader.u16())) }
+            let samples = try reader.samples(try reader.count(atLeast: 2))
             var words: [WordMark] = []
             for _ in 0..<(try reader.count(atLeast: 24)) {
                 let word = WordMark(frame: try reader.int(), start: try reader.int(), length: try reader.int())
@@ -227,6 +224,14 @@ struct ByteWriter {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
     mutating func int(_ value: Int) { u64(UInt64(bitPattern: Int64(value))) }
+    /// Each sample little-endian: copied whole on a little-endian machine (every one a11yd builds for).
+    mutating func samples(_ values: [Int16]) {
+        if Int16(1).littleEndian == 1 {
+            values.withUnsafeBytes { bytes += $0 }
+        } else {
+            for value in values { u16(UInt16(bitPattern: value)) }
+        }
+    }
     mutating func count(_ value: Int) { u32(UInt32(clamping: value)) }
     mutating func double(_ value: Double) { u64(value.bitPattern) }
     mutating func string(_ value: String) {
@@ -263,6 +268,19 @@ struct ByteReader {
     }
 
     mutating func u8() throws(WorkerProtocolError) -> UInt8 { try take(1).first! }
+    /// `count` little-endian samples (the count already checked against what is left).
+    mutating func samples(_ count: Int) throws(WorkerProtocolError) -> [Int16] {
+        let raw = try take(count * 2)
+        return [Int16](unsafeUninitializedCapacity: count) { buffer, initialized in
+            raw.withUnsafeBytes { source in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source)
+            }
+            if Int16(1).littleEndian != 1 {
+                for index in 0..<count { buffer[index] = Int16(littleEndian: buffer[index]) }
+            }
+            initialized = count
+        }
+    }
     mutating func u16() throws(WorkerProtocolError) -> UInt16 {
         let b = try take(2)
         return UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8

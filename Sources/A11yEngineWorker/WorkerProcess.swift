@@ -60,21 +60,50 @@ final class WorkerProcess: Sendable {
         return WorkerProcess(pid: pid, descriptor: pair[0])
     }
 
-    /// Writes `message` whole; nil, or why it could not (the worker is gone).
-    func send(_ message: WorkerMessage) -> String? {
+    /// Writes `message` whole, waiting at most `timeout` each time the channel is full; nil, or
+    /// why it could not (the worker is gone, or reads nothing: a stopped worker must not hold the
+    /// link thread in `send` for ever).
+    func send(_ message: WorkerMessage, timeout: Duration) -> String? {
         let frame = WorkerFrame.encode(message)
-        return sendLock.withLock { _ in
-            var offset = 0
-            while offset < frame.count {
-                let sent = frame.withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
-                }
-                if sent < 0, errno == EINTR { continue }
-                guard sent > 0 else { return "send: \(String(cString: strerror(errno)))" }
-                offset += sent
+        return sendLock.withLock { _ in write(frame, timeout: timeout) }
+    }
+
+    /// Sends `message` only if that cannot block: not while the link thread is in the middle of a
+    /// frame, nor when the channel is full. For a cancel, from whatever thread the consumer left on
+    /// (a pool thread must never wait on a worker); the link thread sends it itself otherwise.
+    func sendIfReady(_ message: WorkerMessage) -> Bool {
+        let frame = WorkerFrame.encode(message)
+        return sendLock.withLockIfAvailable { _ in write(frame, timeout: .zero) == nil } ?? false
+    }
+
+    /// Under `sendLock`. A frame cut short by a timeout leaves the channel unusable: the caller
+    /// then ends the worker.
+    private func write(_ frame: [UInt8], timeout: Duration) -> String? {
+        var offset = 0
+        while offset < frame.count {
+            let sent = frame.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
-            return nil
+            if sent > 0 {
+                offset += sent
+                continue
+            }
+            guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
+                return "send: \(String(cString: strerror(errno)))"
+            }
+            if errno == EINTR { continue }
+            guard timeout > .zero else { return "the channel is full" }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&poller, 1, Self.milliseconds(timeout))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return "it read nothing for \(timeout)" }
         }
+        return nil
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue + attoseconds / 1_000_000_000_000_000)
     }
 
     enum Received {
@@ -97,7 +126,7 @@ final class WorkerProcess: Sendable {
                 return .broken("it sent a bad message (\(error))")
             }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+            let milliseconds = timeout.map(Self.milliseconds) ?? -1
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0, errno == EINTR { continue }
             guard ready != 0 else { return .silent }

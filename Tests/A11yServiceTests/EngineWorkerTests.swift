@@ -16,9 +16,12 @@ import Glibc
 @Suite(.serialized) struct EngineWorkerTests {
     /// About 30,000 words: eSpeak needs seconds to say it all even at ~1000x real time, so a worker
     /// signalled just after `started` is still synthesising it.
-    static func longText(_ tag: String) -> String {
-        "\(tag). " + String(repeating: "un deux trois quatre cinq six sept huit neuf dix ", count: 3000)
+    static func longText(_ tag: String, repeats: Int = 3000) -> String {
+        "\(tag). " + String(repeating: "un deux trois quatre cinq six sept huit neuf dix ", count: repeats)
     }
+
+    /// About 600 KB: more than a socket's buffer, so a11yd cannot hand it whole to a worker that reads nothing.
+    static func hugeText(_ tag: String) -> String { longText(tag, repeats: 12_000) }
 
     /// The worker processes whose parent is `daemon`.
     static func workers(of daemon: ChildProcess) -> [Int32] {
@@ -44,15 +47,21 @@ import Glibc
         }
     }
 
-    /// Starts a long item, does `harm` to the worker once the item has started, and checks that
-    /// the item alone ended, with `engine_failed`'s sentence containing `expected`.
+    /// Starts a long item, does `harm` to the worker once the item has told `event` (`word`: its
+    /// first word was heard, the worker is synthesising; `posted`: harm done before the post),
+    /// and checks that the item alone ended, with `engine_failed`'s
+    /// sentence containing `expected`.
     static func harmMidUtterance(
-        _ daemon: ChildProcess, _ client: TestClient, text: String, expected: String, harm: (Int32) -> Void
+        _ daemon: ChildProcess, _ client: TestClient, text: String, after event: String = "word", expected: String,
+        harm: (Int32) -> Void
     ) async throws -> Int32 {
         let worker = try await worker(of: daemon)
+        if event == "posted" { harm(worker) }
         let id = try await client.post(.say(text))
-        try await client.waitFor("started #\(id)") { $0.event == "started" && $0.utterance == id }
-        harm(worker)
+        if event != "posted" {
+            try await client.waitFor("\(event) #\(id)") { $0.event == event && $0.utterance == id }
+            harm(worker)
+        }
         let finished = try await client.finished(id, timeout: .seconds(15))
         #expect(finished.reason == .error, "\(daemon.log)")
         #expect(finished.message?.contains(expected) == true, "\(finished.message ?? "no message")")
@@ -96,19 +105,48 @@ import Glibc
         #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
     }
 
-    /// A stopped worker sends nothing: after `WorkerEngine.hangLimit` it is killed and replaced.
-    @Test func aHungWorkerIsKilledAndReplaced() async throws {
+    /// A stopped worker reads and sends nothing: after `WorkerEngine.hangLimit` it is killed and
+    /// replaced, whether a11yd was sending it the text (`posted`: stopped before a text larger than
+    /// the socket's buffer) or reading its audio (`word`).
+    @Test(arguments: ["posted", "word"])
+    func aHungWorkerIsKilledAndReplaced(after event: String) async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
         let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
         defer { daemon.signal(SIGKILL) }
         let client = try await TestClient.connect(path: sandbox.socketPath)
         let stopped = try await Self.harmMidUtterance(
-            daemon, client, text: Self.longText("arrêt"), expected: "stopped responding"
+            daemon, client, text: event == "posted" ? Self.hugeText("arrêt") : Self.longText("arrêt"), after: event,
+            expected: "stopped responding"
         ) { kill($0, SIGSTOP) }
         _ = try await Self.worker(of: daemon, other: stopped)
         #expect(kill(stopped, 0) != 0 || isZombie(stopped), "the hung worker is gone")
         try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+
+    /// SIGTERM while a11yd is stuck sending a text to a stopped worker: the item gets its one
+    /// `finished`, a11yd exits 0 at once (a cancel waiting on a worker that reads nothing once held
+    /// a pool thread, and the shutdown with it, for ever), and the stopped worker does not outlive it.
+    @Test func a11ydStopsPromptlyWhileItsWorkerHangs() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let worker = try await Self.worker(of: daemon)
+        kill(worker, SIGSTOP)
+        let id = try await client.post(.say(Self.hugeText("fin")))
+        try await Task.sleep(for: .milliseconds(300))
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit(timeout: .seconds(5)) == 0, "\(daemon.log)")
+        let finished = try await client.finished(id, timeout: .seconds(2))
+        #expect(finished.reason == .stopped || finished.reason == .error)
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        // A stopped process still dies of SIGKILL (its parent's death signal).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while kill(worker, 0) == 0, !isZombie(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(kill(worker, 0) != 0 || isZombie(worker), "the worker ended with a11yd")
         await client.close()
     }
 

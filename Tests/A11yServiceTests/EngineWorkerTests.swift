@@ -28,6 +28,16 @@ import Glibc
         processes(running: Binaries.daemon, withArgument: "--engine-worker").filter { parent(of: $0) == daemon.pid }
     }
 
+    /// Voluntary and involuntary context switches of every thread of `pid`.
+    static func contextSwitches(of pid: Int32) -> Int {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return 0 }
+        return threads.reduce(0) { total, thread in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else { return total }
+            return total + status.split(separator: "\n").filter { $0.hasSuffix("ctxt_switches") == false && $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }.reduce(0, +)
+        }
+    }
+
     static func parent(of pid: Int32) -> Int32? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("PPid:") {
@@ -182,6 +192,11 @@ import Glibc
         let status = try String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)
         #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
         #expect(status.contains("Seccomp:\t2"), "filter mode: \(status)")
+        // Idle, the worker sleeps in read: no wake-ups (a11yd's own are DaemonFootprintTests').
+        let before = Self.contextSwitches(of: worker)
+        #expect(before > 0, "its context switches are read")
+        try await Task.sleep(for: .seconds(2))
+        #expect(Self.contextSwitches(of: worker) - before <= 1, "an idle worker woke up")
         try await daemon.waitForLog("engine worker ready")
         #expect(daemon.log.contains("protection=landlock") || !SelfRestrictionTests.landlockAvailable, "\(daemon.log)")
 

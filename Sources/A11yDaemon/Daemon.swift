@@ -144,7 +144,8 @@ public struct Daemon: Sendable {
             return espeak
         }
         do {
-            return try WorkerEngine(inProcess: espeak, logger: logger)
+            let executable = options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe"
+            return try WorkerEngine(inProcess: espeak, executable: executable, logger: logger)
         } catch {
             logger.error("no engine worker: synthesis in process, unprotected from what text does to eSpeak", metadata: ["error": "\(error)"])
             return espeak

@@ -102,9 +102,12 @@ public enum EngineWorkerProcess {
         }
         let engine: EspeakEngine
         do {
-            // The default data folder is the one a11yd found; a logger that writes nowhere (stdout
-            // is /dev/null, stderr is a11yd's log).
-            engine = try EspeakEngine(logger: Logger(label: "a11yd.engine-worker", factory: { _ in SwiftLogNoOpLogHandler() }))
+            // The data folder a11yd's eSpeak uses (its parent is what espeak_Initialize takes: the
+            // worker has none of a11yd's environment, ESPEAK_DATA_PATH included); a logger that
+            // writes nowhere (stdout and stderr are /dev/null).
+            engine = try EspeakEngine(
+                dataPath: dataFolder.map(Path.parent(of:)),
+                logger: Logger(label: "a11yd.engine-worker", factory: { _ in SwiftLogNoOpLogHandler() }))
         } catch {
             return Protection(engine: nil, summary: "\(error)")
         }

@@ -26,6 +26,10 @@ public final class WorkerEngine: SpeechEngine {
     /// `A11YD_ENGINE_IN_PROCESS=1` keeps synthesis in a11yd's own process (to rule the worker out).
     public static let inProcessSwitch = "A11YD_ENGINE_IN_PROCESS"
 
+    /// `A11YD_ENGINE_WORKER=PROGRAM` starts PROGRAM instead of a11yd itself (to test what happens
+    /// when no worker can start; a11yd's Landlock lets it execute nothing else anyway).
+    public static let executableSwitch = "A11YD_ENGINE_WORKER"
+
     /// How long a worker saying something may stay silent before it is taken for hung.
     public static let hangLimit: Duration = .seconds(2)
     /// How many failed workers a text may cost before it is refused.

@@ -218,6 +218,23 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
+    /// No worker can start (here: the program started as one is /bin/false, which a11yd's Landlock
+    /// will not even execute): a11yd says so, as an error, and speaks in process.
+    @Test func aWorkerThatCannotStartMeansInProcessSpeechNotSilence() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        var environment = sandbox.environment(pulse: pulse)
+        environment["A11YD_ENGINE_WORKER"] = "/bin/false"
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
+        defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(sandbox.socketPath)
+        try await daemon.waitForLog("no engine worker: synthesis in process, unprotected")
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+
     /// A11YD_ENGINE_IN_PROCESS=1: no worker, the log says what protection is missing, speech works.
     @Test func theSwitchKeepsSynthesisInProcess() async throws {
         let pulse = try PrivatePulseServer()

@@ -116,7 +116,8 @@ final class WorkerProcess: Sendable {
 
     /// The next message, waiting at most `timeout` (nil: as long as it takes) for each read.
     func receive(timeout: Duration?) -> Received {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Made only when the decoder holds no whole message: one read brings many chunks.
+        var buffer: [UInt8] = []
         while true {
             do {
                 if let message = try decoder.withLock({ decoder throws(WorkerProtocolError) in try decoder.next() }) {
@@ -130,6 +131,7 @@ final class WorkerProcess: Sendable {
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0, errno == EINTR { continue }
             guard ready != 0 else { return .silent }
+            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 64 * 1024) }
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return .broken("its channel closed") }

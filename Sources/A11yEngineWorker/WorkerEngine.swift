@@ -47,7 +47,7 @@ public final class WorkerEngine: SpeechEngine {
         var jobs: [Job] = []
         /// The worker serving requests; nil when it must be started again.
         var worker: WorkerProcess?
-        /// The request id in the worker's hands, and its worker (for a cancel).
+        /// The request id in the worker's hands, with its consumer's flag (to send it a cancel).
         var active: (id: UInt32, cancellation: CancellationFlag)?
         var nextID: UInt32 = 1
         /// How many workers each text (by hash) has cost; bounded.
@@ -57,8 +57,9 @@ public final class WorkerEngine: SpeechEngine {
     }
 
     private let state = Mutex(State())
-    /// A socket pair used as a pipe: `synthesize` writes a byte to its end 1 to wake the link thread, which sleeps in
-    /// poll on end 0 and on the worker's channel, so that it sees a worker die even while idle.
+    /// A socket pair used as a pipe: `synthesize` writes a byte to its end 1 to wake the link
+    /// thread, which sleeps in poll on end 0 and on the worker's channel, so that it sees a worker
+    /// die even while idle, and wakes for nothing else.
     private let wake: (read: Int32, write: Int32)
 
     /// Starts the first worker and waits until it is ready; throws if it cannot start (the caller
@@ -110,9 +111,6 @@ public final class WorkerEngine: SpeechEngine {
         state.withLock { $0.worker = worker }
     }
 
-    /// The worker's pid, nil while none runs (for the log and for tests).
-    public var workerPID: pid_t? { state.withLock { $0.worker?.pid } }
-
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
         let cancellation = CancellationFlag()
@@ -129,7 +127,7 @@ public final class WorkerEngine: SpeechEngine {
             inProcess.synthesize(request, into: sink, cancellation: cancellation)
         } else {
             var byte: UInt8 = 1
-            // A full pipe already wakes the thread: nothing is lost when this write fails.
+            // Non-blocking: a full socket already wakes the thread, so a failed write loses nothing.
             _ = write(wake.write, &byte, 1)
         }
         return stream

@@ -43,11 +43,18 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),
         .systemLibrary(name: "CPulse", path: "Sources/CPulse"),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        // libseccomp (libseccomp-dev), for the engine worker's system-call filter.
+        .systemLibrary(name: "CSeccomp", path: "Sources/CSeccomp"),
 
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
             name: "A11yEngine",
             dependencies: ["A11yCore", "A11yPronunciation", "A11ySystem", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
+        .target(
+            name: "A11yEngineWorker",
+            dependencies: ["A11yCore", "A11yEngine", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
@@ -92,7 +99,7 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
+                "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
                 "A11yConfiguration",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "a11yd",
             dependencies: [
-                "A11yDaemon", "A11ySystem",
+                "A11yDaemon", "A11yEngineWorker", "A11ySystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -171,6 +178,7 @@ let package = Package(
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
         .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
+        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.

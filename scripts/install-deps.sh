@@ -9,7 +9,7 @@
 # session bus from dbus-user-session): `make test` builds, installs and purges the package.
 set -euo pipefail
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
-packages=(libespeak-ng-dev libpulse-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
+packages=(libespeak-ng-dev libpulse-dev libseccomp-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
 for option in "$@"; do
     case "$option" in
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11

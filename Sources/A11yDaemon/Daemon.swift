@@ -1,6 +1,7 @@
 import A11yAudio
 import A11yCore
 import A11yEngine
+import A11yEngineWorker
 import A11yPronunciation
 import A11yFrontEnd
 import A11yProtocol
@@ -49,12 +50,13 @@ public struct Daemon: Sendable {
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
-        let engine: EspeakEngine
+        let espeak: EspeakEngine
         do {
-            engine = try EspeakEngine(logger: logger)
+            espeak = try EspeakEngine(logger: logger)
         } catch {
             throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
+        let engine = speechEngine(inProcess: espeak)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
@@ -64,7 +66,7 @@ public struct Daemon: Sendable {
             engine: engine,
             output: PulseOutput(
                 server: configuration.audioServer, ducking: configuration.ducking(environment: options.environment), logger: logger),
-            pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
+            pronouncer: Pronouncer(engine: espeak), lexicon: lexicon, configuration: configuration,
             environment: options.environment, logger: logger)
 
         let inherited = try SocketActivation.inherited(environment: options.environment)
@@ -116,7 +118,7 @@ public struct Daemon: Sendable {
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(engine.format.sampleRate)"])
         switch options.selfRestriction {
         case .restricted(let abi):
-            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec", metadata: ["abi": "\(abi)"])
+            logger.info("file system restricted with Landlock: read-only but for the configuration and socket folders, no exec but its engine worker", metadata: ["abi": "\(abi)"])
         case .unavailable(let why):
             logger.notice("file system not restricted (Landlock)", metadata: ["reason": "\(why)"])
         case nil:
@@ -134,6 +136,22 @@ public struct Daemon: Sendable {
             tasks.cancelAll()
         }
         logger.info("a11yd stopped")
+    }
+
+    /// Synthesis in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can
+    /// start: then in process, and the log says what protection is missing.
+    func speechEngine(inProcess espeak: EspeakEngine) -> any SpeechEngine {
+        if options.environment[WorkerEngine.inProcessSwitch] == "1" {
+            logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(WorkerEngine.inProcessSwitch)=1"])
+            return espeak
+        }
+        do {
+            let executable = options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe"
+            return try WorkerEngine(inProcess: espeak, executable: executable, logger: logger)
+        } catch {
+            logger.error("no engine worker: synthesis in process, unprotected from what text does to eSpeak", metadata: ["error": "\(error)"])
+            return espeak
+        }
     }
 
     /// speech-dispatcher's socket, unless turned off: the one systemd passed, else

@@ -30,15 +30,26 @@ public final class EspeakEngine: SpeechEngine {
             of: SynthesisChunk.self, throwing: (any Error).self)
         let cancellation = CancellationFlag()
         continuation.onTermination = { _ in cancellation.cancel() }
+        synthesize(request, into: SynthesisSink(continuation), cancellation: cancellation)
+        return stream
+    }
+
+    /// Queues `request` behind what the eSpeak thread already has and returns at once; the chunks
+    /// then go to `sink` from that thread. What the engine worker process serves its channel with.
+    public func synthesize(_ request: Utterance, into sink: SynthesisSink, cancellation: CancellationFlag) {
         worker.submit { session in
             // Dropped while still queued: don't start it.
             if cancellation.isCancelled {
-                continuation.finish()
+                sink.finish()
                 return
             }
-            session.synthesize(request, into: continuation, cancellation: cancellation)
+            session.synthesize(request, into: sink, cancellation: cancellation)
         }
-        return stream
+    }
+
+    /// The `espeak-ng-data` folder libespeak-ng reads (its voices, dictionaries, phoneme tables).
+    public func dataFolder() throws -> String {
+        try worker.runAndWait { session in try session.dataFolder() }
     }
 
     public func voices() async -> [VoiceInfo] {

@@ -52,6 +52,15 @@ final class EspeakSession {
         return Int(rate)
     }
 
+    /// `espeak_Info`'s data path: the `espeak-ng-data` folder in use (known once initialized).
+    func dataFolder() throws -> String {
+        try requireInitialized()
+        var path: UnsafePointer<CChar>?
+        _ = espeak_Info(&path)
+        guard let path, path.pointee != 0 else { throw SpeechError(.engineFailed, "eSpeak-NG names no data folder") }
+        return String(cString: path)
+    }
+
     func requireInitialized() throws {
         guard sampleRate != nil else { throw SpeechError(.engineFailed, "eSpeak-NG is not initialized") }
     }

@@ -1,4 +1,5 @@
 import A11yDaemon
+import A11yEngineWorker
 import A11ySystem
 import ArgumentParser
 import Glibc
@@ -32,7 +33,18 @@ struct A11yd: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    // The engine worker a11yd starts for itself (docs/architecture.md, "The engine worker"): the
+    // same executable, so nothing else to install. Not for people.
+    @Flag(help: .hidden) var engineWorker = false
+    @Option(help: .hidden) var espeakData: String?
+    /// With --engine-worker: sandbox as a worker, try what the sandbox forbids, print what happened.
+    @Option(help: .hidden) var sandboxProbe: String?
+
     func run() throws {
+        if engineWorker {
+            if let sandboxProbe { EngineWorkerProcess.probe(dataFolder: espeakData, writing: sandboxProbe) }
+            EngineWorkerProcess.run(dataFolder: espeakData)
+        }
         // First, before any thread exists: glibc fixes its arena limit when a second arena is made.
         Heap.limitArenas(to: 2)
         // One snapshot of the environment for the whole daemon: logging reads it, the rest through Options.

@@ -62,7 +62,7 @@ extension EngineTests {
             let (stream, raw) = try await EspeakWorker.shared.run { session in
                 guard let sampleRate = session.sampleRate else { throw SpeechError(.engineFailed, "not initialized") }
                 let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
-                let tap = Tap(SynthesisContext(continuation: continuation, cancellation: CancellationFlag(), sampleRate: sampleRate))
+                let tap = Tap(SynthesisContext(continuation: SynthesisSink(continuation), cancellation: CancellationFlag(), sampleRate: sampleRate))
                 try session.selectVoice(voice)
                 session.setParameters(rate: 175, pitch: 50, volume: 100)
                 session.setPunctuation(false)

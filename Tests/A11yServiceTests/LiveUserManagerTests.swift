@@ -97,6 +97,10 @@ import Glibc
         } else {
             #expect(log.contains("file system not restricted (Landlock)"), "a11yd's log:\n\(log)")
         }
+        // Its engine worker started under the unit and shut itself in further: the unit's filter lets
+        // its seccomp call through (a worker that could not would say "no seccomp").
+        let ready = log.split(separator: "\n").first { $0.contains("engine worker ready") }
+        #expect(ready?.contains("seccomp") == true && ready?.contains("no seccomp") == false, "a11yd's log:\n\(log)")
         // Its lexicon is the one file it writes: still allowed.
         let added = try await session.run(as: a11ysay, ["--lexicon-add", "pomme=ʃa", "--lang", "fr"], environment: environment)
         #expect(added.status == 0, "a11ysay --lexicon-add under the unit: \(added.stdout)\(added.stderr)\n\(log)")

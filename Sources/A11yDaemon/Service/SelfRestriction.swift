@@ -9,7 +9,7 @@ import Glibc
 ///
 /// a11yd then reads anything it could read before, writes only in its configuration folder (the
 /// lexicon, `a11ysay --lexicon-add`), makes and removes sockets only in its socket folders, and can
-/// execute nothing. It must run before any thread starts: Landlock binds the calling thread and
+/// execute nothing but itself (its engine worker). It must run before any thread starts: Landlock binds the calling thread and
 /// what it starts afterwards, not threads already running.
 public enum SelfRestriction {
     /// `A11YD_NO_LANDLOCK=1` turns it off (a drop-in's `Environment=`, say, to rule it out).
@@ -29,6 +29,9 @@ public enum SelfRestriction {
             Landlock.Rule("/proc/self", .writeFile),
             Landlock.Rule("/dev/null", .writeFile),
         ]
+        // The one program it may start: itself, as its engine worker (and the dynamic loader that
+        // execve runs it with).
+        rules += selfExecution.map { Landlock.Rule($0, .execute) }
         let configFolder = Path.parent(of: configPath)
         if (try? Directory.make(configFolder, mode: 0o700)) != nil {
             // The lexicon is written to a temporary file and renamed over the old one.
@@ -54,6 +57,35 @@ public enum SelfRestriction {
             try? Directory.make(runtime + "/pulse", mode: 0o700)
         }
         return rules
+    }
+
+    /// a11yd's own executable and its ELF interpreter (the dynamic loader, found where the kernel
+    /// mapped it: the mapping at `AT_BASE` in /proc/self/maps).
+    static var selfExecution: [String] {
+        var files = ["/proc/self/exe"]
+        if let base = loaderBase(), let maps = try? TextFile.read("/proc/self/maps", limit: 1 << 20) {
+            let prefix = String(base, radix: 16) + "-"
+            for line in maps.split(separator: "\n") where line.hasPrefix(prefix) {
+                if let slash = line.firstIndex(of: "/") { files.append(String(line[slash...])) }
+                break
+            }
+        }
+        return files
+    }
+
+    /// `AT_BASE` from /proc/self/auxv (pairs of native words; getauxval is not in Swift's Glibc).
+    private static func loaderBase() -> UInt? {
+        let descriptor = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var words = [UInt](repeating: 0, count: 128)
+        let count = words.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let pairs = count / (2 * MemoryLayout<UInt>.stride)
+        for pair in 0..<pairs where words[2 * pair] == 7 /* AT_BASE */ {
+            return words[2 * pair + 1] == 0 ? nil : words[2 * pair + 1]
+        }
+        return nil
     }
 
     /// Applies `rules(for:)` unless switched off or threads already run; what happened, for the log.

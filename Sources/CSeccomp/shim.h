@@ -1,0 +1,35 @@
+// libseccomp (Debian's libseccomp-dev) for the engine worker's system-call filter, and the few
+// process calls Swift cannot make itself (variadic prctl, closefrom hidden behind _GNU_SOURCE).
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+// SCMP_ACT_ERRNO is a function-like macro, which Swift does not import.
+static inline uint32_t a11y_seccomp_action_errno(uint16_t code) {
+    return SCMP_ACT_ERRNO(code);
+}
+
+static inline uint32_t a11y_seccomp_action_allow(void) {
+    return SCMP_ACT_ALLOW;
+}
+
+// The worker dies with the daemon that started it (SIGKILL when its parent thread ends).
+static inline int a11y_die_with_parent(void) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)SIGKILL, 0UL, 0UL, 0UL);
+}
+
+// Whether no_new_privs is set on this process (1), not (0), or unknown (-1).
+static inline int a11y_no_new_privs(void) {
+    return prctl(PR_GET_NO_NEW_PRIVS, 0UL, 0UL, 0UL, 0UL);
+}
+
+// Closes every descriptor from `lowest` up (glibc 2.34's closefrom, declared only with _GNU_SOURCE).
+extern void closefrom(int lowest);
+static inline void a11y_close_from(int lowest) {
+    closefrom(lowest);
+}
+
+static inline int a11y_seccomp_set_no_new_privs(void) {
+    return prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL);
+}

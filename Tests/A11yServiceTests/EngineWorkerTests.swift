@@ -1,0 +1,254 @@
+import A11yCore
+import A11yProtocol
+import A11ySystem
+import A11yTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built a11yd with its engine worker (docs/reliability.md, "The engine worker"): a worker that
+/// crashes, is killed or hangs mid-utterance ends only that utterance; a11yd keeps its pid, a new
+/// worker is ready, the next item is heard; a text that keeps killing workers is refused; and the
+/// worker really is shut in.
+@Suite(.serialized) struct EngineWorkerTests {
+    /// About 30,000 words: eSpeak needs seconds to say it all even at ~1000x real time, so a worker
+    /// signalled just after `started` is still synthesising it.
+    static func longText(_ tag: String, repeats: Int = 3000) -> String {
+        "\(tag). " + String(repeating: "un deux trois quatre cinq six sept huit neuf dix ", count: repeats)
+    }
+
+    /// About 600 KB: more than a socket's buffer, so a11yd cannot hand it whole to a worker that reads nothing.
+    static func hugeText(_ tag: String) -> String { longText(tag, repeats: 12_000) }
+
+    /// The worker processes whose parent is `daemon`.
+    static func workers(of daemon: ChildProcess) -> [Int32] {
+        processes(running: Binaries.daemon, withArgument: "--engine-worker").filter { parent(of: $0) == daemon.pid }
+    }
+
+    /// Voluntary and involuntary context switches of every thread of `pid`.
+    static func contextSwitches(of pid: Int32) -> Int {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return 0 }
+        return threads.reduce(0) { total, thread in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else { return total }
+            return total + status.split(separator: "\n").filter { $0.hasSuffix("ctxt_switches") == false && $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }.reduce(0, +)
+        }
+    }
+
+    static func parent(of pid: Int32) -> Int32? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("PPid:") {
+            return Int32(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
+    /// The daemon's one worker, once there is one other than `old` (a replacement takes a moment).
+    static func worker(of daemon: ChildProcess, other old: Int32? = nil) async throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let found = workers(of: daemon).filter { $0 != old }
+            if found.count == 1 { return found[0] }
+            guard ContinuousClock.now < deadline else { throw TestFailure("workers of a11yd: \(found)\n\(daemon.log)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Starts a long item, does `harm` to the worker once the item has told `event` (`word`: its
+    /// first word was heard, the worker is synthesising; `posted`: harm done before the post),
+    /// and checks that the item alone ended, with `engine_failed`'s
+    /// sentence containing `expected`.
+    static func harmMidUtterance(
+        _ daemon: ChildProcess, _ client: TestClient, text: String, after event: String = "word", expected: String,
+        harm: (Int32) -> Void
+    ) async throws -> Int32 {
+        let worker = try await worker(of: daemon)
+        if event == "posted" { harm(worker) }
+        let id = try await client.post(.say(text))
+        if event != "posted" {
+            try await client.waitFor("\(event) #\(id)") { $0.event == event && $0.utterance == id }
+            harm(worker)
+        }
+        let finished = try await client.finished(id, timeout: .seconds(15))
+        #expect(finished.reason == .error, "\(daemon.log)")
+        #expect(finished.message?.contains(expected) == true, "\(finished.message ?? "no message")")
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
+        return worker
+    }
+
+    /// An item after the harm is spoken, and heard.
+    static func nextItemIsHeard(_ client: TestClient, pulse: PrivatePulseServer, daemon: ChildProcess) async throws {
+        let recorder = MonitorRecorder(server: pulse.serverAddress)
+        try recorder.start()
+        let id = try await client.post(.say("bonjour tout le monde"))
+        let finished = try await client.finished(id)
+        let recording = recorder.stop()
+        #expect(finished.reason == .spoken, "\(daemon.log)")
+        #expect(recording.rms() > 0.02, "the next item reached the null sink")
+    }
+
+    @Test(arguments: [SIGSEGV, SIGKILL])
+    func aWorkerCrashedOrKilledMidUtteranceEndsOnlyThatItemTwiceInARow(signal: Int32) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        var previous: Int32?
+        for round in 1...2 {
+            let harmed = try await Self.harmMidUtterance(
+                daemon, client, text: Self.longText("essai \(round)"), expected: "the speech engine failed"
+            ) { kill($0, signal) }
+            #expect(harmed != previous)
+            previous = harmed
+            let replacement = try await Self.worker(of: daemon, other: harmed)
+            #expect(replacement != harmed)
+        }
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        #expect(daemon.log.contains("signal \(signal)"), "the log says how the worker ended: \(daemon.log)")
+        await client.close()
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+    }
+
+    /// A stopped worker reads and sends nothing: after `WorkerEngine.hangLimit` it is killed and
+    /// replaced, whether a11yd was sending it the text (`posted`: stopped before a text larger than
+    /// the socket's buffer) or reading its audio (`word`).
+    @Test(arguments: ["posted", "word"])
+    func aHungWorkerIsKilledAndReplaced(after event: String) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let stopped = try await Self.harmMidUtterance(
+            daemon, client, text: event == "posted" ? Self.hugeText("arrêt") : Self.longText("arrêt"), after: event,
+            expected: "stopped responding"
+        ) { kill($0, SIGSTOP) }
+        _ = try await Self.worker(of: daemon, other: stopped)
+        #expect(kill(stopped, 0) != 0 || isZombie(stopped), "the hung worker is gone")
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+
+    /// SIGTERM while a11yd is stuck sending a text to a stopped worker: the item gets its one
+    /// `finished`, a11yd exits 0 at once (a cancel waiting on a worker that reads nothing once held
+    /// a pool thread, and the shutdown with it, for ever), and the stopped worker does not outlive it.
+    @Test func a11ydStopsPromptlyWhileItsWorkerHangs() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let worker = try await Self.worker(of: daemon)
+        kill(worker, SIGSTOP)
+        let id = try await client.post(.say(Self.hugeText("fin")))
+        try await Task.sleep(for: .milliseconds(300))
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit(timeout: .seconds(5)) == 0, "\(daemon.log)")
+        let finished = try await client.finished(id, timeout: .seconds(2))
+        #expect(finished.reason == .stopped || finished.reason == .error)
+        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+        // A stopped process still dies of SIGKILL (its parent's death signal).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while kill(worker, 0) == 0, !isZombie(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(kill(worker, 0) != 0 || isZombie(worker), "the worker ended with a11yd")
+        await client.close()
+    }
+
+    /// The same text killing two workers is refused the third time, without costing a worker.
+    @Test func aTextThatKeepsKillingWorkersIsRefused() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let poison = Self.longText("poison")
+        for _ in 1...2 {
+            _ = try await Self.harmMidUtterance(daemon, client, text: poison, expected: "the speech engine failed") { kill($0, SIGSEGV) }
+        }
+        let survivor = try await Self.worker(of: daemon)
+        let id = try await client.post(.say(poison))
+        let finished = try await client.finished(id, timeout: .seconds(10))
+        #expect(finished.reason == .error)
+        #expect(finished.message?.contains("refused") == true, "\(finished.message ?? "no message")")
+        #expect(Self.workers(of: daemon) == [survivor], "no worker was spent on it")
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+
+    /// The running worker has no_new_privs and a seccomp filter; the same sandbox, probed, refuses
+    /// a file opened for writing, sockets, exec and fork, and still synthesises.
+    @Test func theWorkerIsShutIn() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let worker = try await Self.worker(of: daemon)
+        let status = try String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)
+        #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
+        #expect(status.contains("Seccomp:\t2"), "filter mode: \(status)")
+        // Idle, the worker sleeps in read: no wake-ups (a11yd's own are DaemonFootprintTests').
+        let before = Self.contextSwitches(of: worker)
+        #expect(before > 0, "its context switches are read")
+        try await Task.sleep(for: .seconds(2))
+        #expect(Self.contextSwitches(of: worker) - before <= 1, "an idle worker woke up")
+        try await daemon.waitForLog("engine worker ready")
+        #expect(daemon.log.contains("protection=landlock") || !SelfRestrictionTests.landlockAvailable, "\(daemon.log)")
+
+        let arguments = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/cmdline"))
+            .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let dataFolder = try #require(arguments.firstIndex(of: "--espeak-data").map { arguments[$0 + 1] })
+        let target = sandbox.root + "/written-by-the-worker"
+        let probe = try await run(
+            Binaries.daemon, ["--engine-worker", "--espeak-data", dataFolder, "--sandbox-probe", target], environment: [:])
+        #expect(probe.status == 0, "\(probe.stdout)\(probe.stderr)")
+        let lines = Set(probe.stdout.split(separator: "\n").map(String.init))
+        for refused in ["write-file", "unix-socket", "inet-socket", "exec", "fork"] {
+            #expect(lines.contains { $0.hasPrefix(refused + " refused") }, "\(refused): \(probe.stdout)")
+        }
+        if SelfRestrictionTests.landlockAvailable {
+            #expect(lines.contains { $0.hasPrefix("read-outside-data refused") }, "\(probe.stdout)")
+        }
+        #expect(lines.contains("synthesis works"), "\(probe.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    /// No worker can start (here: the program started as one is /bin/false, which a11yd's Landlock
+    /// will not even execute): a11yd says so, as an error, and speaks in process.
+    @Test func aWorkerThatCannotStartMeansInProcessSpeechNotSilence() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        var environment = sandbox.environment(pulse: pulse)
+        environment["A11YD_ENGINE_WORKER"] = "/bin/false"
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
+        defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(sandbox.socketPath)
+        try await daemon.waitForLog("no engine worker: synthesis in process, unprotected")
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+
+    /// A11YD_ENGINE_IN_PROCESS=1: no worker, the log says what protection is missing, speech works.
+    @Test func theSwitchKeepsSynthesisInProcess() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        var environment = sandbox.environment(pulse: pulse)
+        environment["A11YD_ENGINE_IN_PROCESS"] = "1"
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
+        defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(sandbox.socketPath)
+        try await daemon.waitForLog("synthesis in process, not in a sandboxed worker")
+        #expect(Self.workers(of: daemon).isEmpty)
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        await client.close()
+    }
+}

@@ -1,3 +1,4 @@
+import A11ySystem
 import Dispatch
 import Glibc
 import Synchronization
@@ -23,42 +24,9 @@ final class EspeakWorker: Sendable {
 
     private init() {
         // libespeak-ng keeps sizeable buffers on the stack; give it room.
-        Self.startThread(name: "a11yd.espeak", stackSize: 8 << 20) { [self] in serve() }
-    }
-
-    /// What the new thread runs, passed to it through `pthread_create`'s argument.
-    private final class ThreadBody: Sendable {
-        let name: String
-        let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    /// Starts a detached POSIX thread (what Foundation's `Thread` did, without Foundation).
-    private static func startThread(name: String, stackSize: Int, _ body: @escaping @Sendable () -> Void) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, stackSize)
-        pthread_attr_setdetachstate(&attributes, CInt(PTHREAD_CREATE_DETACHED))
-        let argument = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { argument in
-            guard let argument else { return nil }
-            let thread = Unmanaged<ThreadBody>.fromOpaque(argument).takeRetainedValue()
-            // Its name in /proc (what pthread_setname_np does; Glibc's Swift module lacks that one).
-            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if comm >= 0 {
-                _ = thread.name.withCString { write(comm, $0, strlen($0)) }
-                close(comm)
-            }
-            thread.body()
-            return nil
-        }, argument)
+        let started = DetachedThread.start(name: "a11yd.espeak", stackSize: 8 << 20) { [self] in serve() }
         // Only at start-up, when the process cannot make one more thread: nothing could speak.
-        precondition(result == 0, "cannot start the eSpeak-NG thread: \(String(cString: strerror(result)))")
+        precondition(started == 0, "cannot start the eSpeak-NG thread: \(String(cString: strerror(started)))")
     }
 
     /// The thread's body: never returns.

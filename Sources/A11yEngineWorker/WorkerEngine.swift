@@ -1,5 +1,6 @@
 import A11yCore
 import A11yEngine
+import A11ySystem
 import Dispatch
 import Glibc
 import Logging
@@ -82,7 +83,7 @@ public final class WorkerEngine: SpeechEngine {
         // this initializer may be a pool thread that ends when idle.
         let started = Mutex<Result<Void, WorkerFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Self.startThread(name: "a11yd.worker") { [self] in
+        let thread = DetachedThread.start(name: "a11yd.worker") { [self] in
             do {
                 try startFirstWorker()
                 started.withLock { $0 = .success(()) }
@@ -94,6 +95,7 @@ public final class WorkerEngine: SpeechEngine {
             }
             serve()
         }
+        precondition(thread == 0, "cannot start the engine link thread: \(String(cString: strerror(thread)))")
         done.wait()
         if case .failure(let failure) = started.withLock({ $0! }) {
             close(pair[0])
@@ -309,37 +311,5 @@ public final class WorkerEngine: SpeechEngine {
         case .chunk: "chunk"
         case .end: "end"
         }
-    }
-
-    /// What the new thread runs, passed through `pthread_create`'s argument.
-    private final class ThreadBody: Sendable {
-        let name: String
-        let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    /// A detached POSIX thread that blocks while there is nothing to say (no timer, no polling).
-    private static func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, CInt(PTHREAD_CREATE_DETACHED))
-        let argument = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { argument in
-            guard let argument else { return nil }
-            let thread = Unmanaged<ThreadBody>.fromOpaque(argument).takeRetainedValue()
-            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if comm >= 0 {
-                _ = thread.name.withCString { write(comm, $0, strlen($0)) }
-                close(comm)
-            }
-            thread.body()
-            return nil
-        }, argument)
-        precondition(result == 0, "cannot start the engine link thread: \(String(cString: strerror(result)))")
     }
 }

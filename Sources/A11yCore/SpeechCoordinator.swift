@@ -26,9 +26,10 @@ public actor SpeechCoordinator {
     private var nextID: UInt64 = 1
     private var isShutDown = false
 
-    /// Every event of every item, in the order they happen. One consumer.
-    public nonisolated let events: AsyncStream<SpeechEvent>
-    private let eventSink: AsyncStream<SpeechEvent>.Continuation
+    /// Every event of every item, in the order they happen, with the client whose item it is about
+    /// (`SpeechQueue.Effect.emit`; nil: nobody's). One consumer.
+    public nonisolated let events: AsyncStream<(event: SpeechEvent, owner: ClientID?)>
+    private let eventSink: AsyncStream<(event: SpeechEvent, owner: ClientID?)>.Continuation
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, configuration: Configuration = .init(),
@@ -90,9 +91,6 @@ public actor SpeechCoordinator {
         SpeechStatus(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
     }
 
-    private func emit(_ event: SpeechEvent) {
-        eventSink.yield(event)
-    }
 
     /// Stops everything, refuses new items, waits until the current item has ended, and then
     /// finishes `events`: its last elements are the `finished` of everything that was queued.
@@ -118,8 +116,8 @@ public actor SpeechCoordinator {
                 if let player, player.id == id { player.control(.pause(boundary)) }
             case .resumePlayback(let id):
                 if let player, player.id == id { player.control(.resume) }
-            case .emit(let event):
-                emit(event)
+            case .emit(let event, let owner):
+                eventSink.yield((event, owner))
             }
         }
     }

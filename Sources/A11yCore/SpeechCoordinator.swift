@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Runs the queue for real: applies `SpeechQueue`'s effects to an engine and an output, one
 /// item at a time, and publishes every event on `events`.
 public actor SpeechCoordinator {
@@ -23,7 +25,8 @@ public actor SpeechCoordinator {
     private let clock: any Clock<Duration>
     private let configuration: Configuration
     private var player: (id: UtteranceID, control: @Sendable (PlayerControl) -> Void, task: Task<Void, Never>)?
-    private var nextID: UInt64 = 1
+    /// The next item's id: a counter, taken without a hop onto the actor (as `ClientID.next()`).
+    private let nextID = Atomic<UInt64>(1)
     private var isShutDown = false
 
     /// Every event of every item, in the order they happen, with the client whose item it is about
@@ -43,10 +46,9 @@ public actor SpeechCoordinator {
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// A fresh id for an item about to be posted.
-    public func makeID() -> UtteranceID {
-        defer { nextID += 1 }
-        return UtteranceID(rawValue: nextID)
+    /// A fresh id for an item about to be posted: 1, 2, 3… for this coordinator, from any thread.
+    public nonisolated func makeID() -> UtteranceID {
+        UtteranceID(rawValue: nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
     }
 
     /// Accepts items, applied as one step. Each one's life is then told on `events`, ending with

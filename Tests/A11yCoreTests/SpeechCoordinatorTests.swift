@@ -40,6 +40,16 @@ import Testing
         ])
     }
 
+    /// Ids are a counter taken from any task without a hop onto the actor: each once, from 1.
+    @Test func idsAreHandedOutOnceEachFromOne() async {
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: FakeOutput(instant: true))
+        let ids = await withTaskGroup(of: UInt64.self) { group in
+            for _ in 0..<100 { group.addTask { coordinator.makeID().rawValue } }
+            return await group.reduce(into: [UInt64]()) { $0.append($1) }
+        }
+        #expect(ids.sorted() == Array(1...100))
+    }
+
     /// Each event comes with its item's owner, from the queue: nothing downstream keeps who owns what.
     @Test func everyEventCarriesItsItemsOwner() async {
         let output = FakeOutput(instant: true)

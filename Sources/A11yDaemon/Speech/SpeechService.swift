@@ -71,7 +71,7 @@ public final class SpeechService: SpeechControl, Service {
 
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
         return SpeechItem(
-            id: await coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
+            id: coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
             playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request),
             messagePriority: request.messagePriority)
     }

@@ -6,8 +6,6 @@ public actor SpeechCoordinator {
     public struct Configuration: Sendable {
         /// Most bytes the waiting items may hold (config `queue.max_bytes`).
         public var pendingByteLimit = SpeechQueue.defaultPendingByteLimit
-        /// Play the earcon before `screenChanged` items (config `earcon`).
-        public var earcon: Bool = true
         /// How far ahead of what is heard the server may already hold audio.
         public var serverBufferMilliseconds: Int = 80
         /// How long an item waits for a lost sound server to come back before it fails.

@@ -18,6 +18,8 @@ public final class SpeechService: SpeechControl, Service {
     private let fanOut = EventFanOut()
     private let logger: Logger
     private let byteLimit: Int
+    /// Config `earcon.screen_changed`, read at start (a reload does not change it).
+    private let earcon: Bool
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer, lexicon: LexiconStore,
@@ -25,7 +27,6 @@ public final class SpeechService: SpeechControl, Service {
     ) {
         var settings = SpeechCoordinator.Configuration()
         settings.pendingByteLimit = configuration.queueMaxBytes
-        settings.earcon = configuration.earcon
         coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
         planner = UtterancePlanner(
             engine: engine, pronouncer: pronouncer, lexicon: lexicon, configuration: configuration,
@@ -34,6 +35,7 @@ public final class SpeechService: SpeechControl, Service {
         self.pronouncer = pronouncer
         self.logger = logger
         self.byteLimit = configuration.queueMaxBytes
+        self.earcon = configuration.earcon
     }
 
     public var currentConfiguration: DaemonConfiguration { planner.configuration.withLock { $0 } }
@@ -72,8 +74,14 @@ public final class SpeechService: SpeechControl, Service {
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
         return SpeechItem(
             id: coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
-            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request),
+            playsEarcon: Self.playsEarcon(request, earcon: earcon), utterance: try await planner.plan(request),
             messagePriority: request.messagePriority)
+    }
+
+    /// The one place that decides whether an item opens with the earcon: a new screen, when the
+    /// configuration wants it (`SpeechItem.playsEarcon`).
+    static func playsEarcon(_ request: SpeechRequest, earcon: Bool) -> Bool {
+        earcon && request.kind == .screenChanged
     }
 
     public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {

@@ -373,7 +373,7 @@ public struct SSIPSession: Sendable {
             return set(.pauseContext(value), for: target)
         case "voice_type":
             guard let name = arguments.raw(3) else { return [.reply(.missingParameter)] }
-            guard Self.voiceTypes.contains(name.uppercased()) else { return [.reply(.couldNotSetVoice)] }
+            guard SSIPSettings.voiceTypes.contains(name.uppercased()) else { return [.reply(.couldNotSetVoice)] }
             return set(.voiceType(name.uppercased()), for: target)
         case "punctuation":
             guard let value = arguments.keyword(3) else { return [.reply(.missingParameter)] }
@@ -439,10 +439,6 @@ public struct SSIPSession: Sendable {
         change.apply(to: &settings)
     }
 
-    private static let voiceTypes: Set<String> = [
-        "MALE1", "MALE2", "MALE3", "FEMALE1", "FEMALE2", "FEMALE3", "CHILD_MALE", "CHILD_FEMALE",
-    ]
-
     // MARK: Controls, blocks, lists
 
     private func control(_ control: Control, _ arguments: SSIPArguments, reply: SSIPReply) -> [Action] {
@@ -477,9 +473,7 @@ public struct SSIPSession: Sendable {
         guard let what = arguments.keyword(1) else { return [.reply(.missingParameter)] }
         switch what {
         case "voices":
-            return [.reply(SSIPReply.voiceList.with(lines: [
-                "MALE1", "MALE2", "MALE3", "FEMALE1", "FEMALE2", "FEMALE3", "CHILD_MALE", "CHILD_FEMALE",
-            ]))]
+            return [.reply(SSIPReply.voiceList.with(lines: SSIPSettings.voiceTypes))]
         case "output_modules":
             return [.reply(SSIPReply.moduleList.with(lines: [SSIPSettings.moduleName]))]
         case "synthesis_voices":

@@ -164,11 +164,11 @@ let package = Package(
             dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
+        // Test helpers: private PulseAudio, monitor recorder, JSON Lines client, waiting for an output.
         .target(
             name: "A11yTestSupport",
             dependencies: [
-                "A11yCore", "A11yProtocol", "CPulse",
+                "A11yCore", "A11yProtocol", "A11yAudio", "CPulse",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -91,7 +91,6 @@ public actor SpeechCoordinator {
         SpeechStatus(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
     }
 
-
     /// Stops everything, refuses new items, waits until the current item has ended, and then
     /// finishes `events`: its last elements are the `finished` of everything that was queued.
     public func shutDown() async {

@@ -54,7 +54,7 @@ let package = Package(
         // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
         .target(
             name: "A11yEngineWorker",
-            dependencies: ["A11yCore", "A11yEngine", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11yEngine", "A11yPronunciation", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(

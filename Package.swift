@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
         .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
-        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yCore"]),
+        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.

@@ -40,7 +40,8 @@ let package = Package(
         ]),
         fuzzer("fuzz-render", [
             .product(name: "A11yProtocol", package: a11yd), .product(name: "A11yPronunciation", package: a11yd),
-            .product(name: "A11yEngine", package: a11yd), .product(name: "A11yCore", package: a11yd),
+            .product(name: "A11yEngine", package: a11yd), .product(name: "A11yEngineWorker", package: a11yd),
+            .product(name: "A11yCore", package: a11yd),
             .product(name: "Logging", package: "swift-log"),
         ]),
     ],

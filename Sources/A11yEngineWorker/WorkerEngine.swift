@@ -203,7 +203,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     // MARK: - Phoneme look-ups (PronunciationEngine), answered by the worker
 
     /// Asks the worker; the answer is of the kind the question expects (the link thread checked).
-    public func ask(_ question: WorkerQuestion) async throws -> WorkerAnswer {
+    func ask(_ question: WorkerQuestion) async throws -> WorkerAnswer {
         try await withCheckedThrowingContinuation { continuation in
             submit(.question(Question(question: question) { continuation.resume(with: $0.mapError { $0 as any Error }) }))
         }

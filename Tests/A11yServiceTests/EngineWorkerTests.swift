@@ -1,8 +1,10 @@
 import A11yCore
+import A11yEngineWorker
 import A11yProtocol
 import A11ySystem
 import A11yTestSupport
 import Foundation
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -260,6 +262,40 @@ import Glibc
         #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
         #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "no in-process fallback")
         await client.close()
+    }
+
+    /// A worker lost, and none can start again (here: a program that runs a11yd as a worker once,
+    /// then fails): only then is an engine made in process; it answers the look-ups and synthesises,
+    /// with the voices the first worker listed. Never silence.
+    @Test func noReplacementWorkerMeansAnInProcessEngineMadeThen() async throws {
+        let sandbox = try Sandbox()
+        let marker = sandbox.root + "/started-once"
+        let program = sandbox.root + "/worker-once"
+        try "#!/bin/sh\n[ -e '\(marker)' ] && exit 1\n: > '\(marker)'\nexec '\(Binaries.daemon)' \"$@\"\n"
+            .write(toFile: program, atomically: true, encoding: .utf8)
+        chmod(program, 0o755)
+        let engine = try WorkerEngine(executable: program, logger: Logger(label: "a11yd.test"))
+        let voices = await engine.voices()
+        #expect(voices.count > 100)
+        let bonjour = try await engine.ipa(ofText: "bonjour", voice: "fr")
+        #expect(bonjour.contains("bɔ̃ʒ"), "\(bonjour)")
+        let worker = try #require(processes(running: Binaries.daemon, withArgument: "--engine-worker").first { Self.parent(of: $0) == getpid() })
+        kill(worker, SIGKILL)
+        // Once the link thread has seen it die (it reaps it), whether or not it is still trying to
+        // start another: a request asked earlier could still reach the dying worker, and fail.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while kill(worker, 0) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await engine.ipa(ofText: "bonjour", voice: "fr") == bonjour)
+        #expect(try await engine.resolveVoice(language: "fr-FR") == "fr")
+        #expect(await engine.voices() == voices)
+        var samples = 0
+        for try await chunk in engine.synthesize(Utterance(
+            segments: [SpeechSegment(content: .text("bonjour"), voice: "fr", sourceStart: 0, sourceLength: 7)], rate: 175, pitch: 50, volume: 100))
+        {
+            samples += chunk.samples.count
+        }
+        #expect(samples > engine.format.sampleRate / 10, "synthesised in process")
+        #expect(processes(running: Binaries.daemon, withArgument: "--engine-worker").allSatisfy { Self.parent(of: $0) != getpid() })
     }
 
     /// The running worker has no_new_privs and a seccomp filter; the same sandbox, probed, refuses

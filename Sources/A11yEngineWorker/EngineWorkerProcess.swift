@@ -19,6 +19,8 @@ import Synchronization
 public enum EngineWorkerProcess {
     /// The channel to a11yd.
     static let channel: Int32 = 0
+    /// What ps and /proc/PID/comm call a worker (at most 15 bytes).
+    public static let processName = "a11yd-worker"
 
     /// Serves a11yd until it closes the channel (or dies: the worker then gets SIGKILL).
     public static func run(dataFolder: String?) -> Never {
@@ -90,6 +92,8 @@ public enum EngineWorkerProcess {
             }
         }
         _ = a11y_die_with_parent()
+        // Its name in ps, top and /proc/PID/comm (eSpeak's thread, started later, inherits it).
+        _ = a11y_set_thread_name(processName)
         var summary: [String] = []
         // Unless a11yd named one: where eSpeak's data is, found before the sandbox (nothing read yet).
         let dataFolder = dataFolder ?? EspeakEngine.installedDataFolder()

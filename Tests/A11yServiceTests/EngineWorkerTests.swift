@@ -230,8 +230,9 @@ import Glibc
         try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
 
         // The observable is real: a11yd with eSpeak in process has the thread, as
-        // `theSwitchKeepsSynthesisInProcess` checks (the worker's is unnamed: its sandbox refuses
-        // the write to /proc that names it).
+        // `theSwitchKeepsSynthesisInProcess` checks (the worker's threads are all "a11yd-worker":
+        // its sandbox refuses the write to /proc that names a thread).
+        #expect(try String(contentsOfFile: "/proc/\(try await Self.worker(of: daemon))/comm", encoding: .utf8) == "a11yd-worker\n")
         #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "a11yd loaded eSpeak: \(Self.threadNames(of: daemon.pid))")
         await client.close()
     }

@@ -134,7 +134,9 @@ def markdown(results, idle_seconds):
          "",
          f"First sound: raw JSON post of \"bonjour\" on an open connection, to the first |sample| > {b.LOUD}. "
          "PSS: a11yd plus its worker (sum of smaps_rollup Pss), idle after speaking. "
-         f"Wake-ups: context switches of both over {idle_seconds:g} s idle.",
+         f"Wake-ups: context switches of both over {idle_seconds:g} s idle. PSS divides each shared page among "
+         "every process mapping it: within `make bench` the bench's own a11yd and its worker map the same binary "
+         "meanwhile, so these PSS figures read lower than a lone a11yd's (`bench/worker_cost.py` alone gives those).",
          "",
          "| synthesis | first sound median ms | p90 ms | min ms | ok/runs | processes | PSS total MiB | "
          "idle ctx switches | per process |",

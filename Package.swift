@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "A11yPronunciation", targets: ["A11yPronunciation"]),
         .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
         .library(name: "A11yEngine", targets: ["A11yEngine"]),
+        .library(name: "A11yEngineWorker", targets: ["A11yEngineWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -56,7 +57,7 @@ let package = Package(
         // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
         .target(
             name: "A11yEngineWorker",
-            dependencies: ["A11yCore", "A11yEngine", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11yEngine", "A11yPronunciation", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
@@ -185,11 +186,11 @@ let package = Package(
         .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
-        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yCore"]),
+        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
-        .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11ySystem"]),
+        .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11yEngineWorker", "A11ySystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: [

@@ -38,9 +38,11 @@ let package = Package(
             .product(name: "A11yCore", package: a11yd),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
+        fuzzer("fuzz-frames", [.product(name: "A11yEngineWorker", package: a11yd)]),
         fuzzer("fuzz-render", [
             .product(name: "A11yProtocol", package: a11yd), .product(name: "A11yPronunciation", package: a11yd),
-            .product(name: "A11yEngine", package: a11yd), .product(name: "A11yCore", package: a11yd),
+            .product(name: "A11yEngine", package: a11yd), .product(name: "A11yEngineWorker", package: a11yd),
+            .product(name: "A11yCore", package: a11yd),
             .product(name: "Logging", package: "swift-log"),
         ]),
     ],

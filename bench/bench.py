@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+import worker_cost
+
 RATE = 48000
 LOUD = 1000          # |sample| above this (about -30 dBFS) is sound; eSpeak's lead-in is below it
 QUIET = 200          # |sample| at or below this is silence when looking for the end of sound
@@ -766,6 +768,7 @@ class Bench:
         self.speak_many()
         self.snapshot_memory(f"idle after speaking {self.a.utterances} utterances")
         self.first_sound()
+        worker_cost.measure(self)  # the engine worker vs in process (bench/worker_cost.py)
         self.interrupt()
         self.stop()
         self.controls()
@@ -935,6 +938,7 @@ def markdown(r, args):
     for name, s in r.get("cli_startup", {}).items():
         L.append(f"| `{name}` | {ms(s.get('median'))} | {ms(s.get('p90'))} |")
     L.append("")
+    L.extend(worker_cost.markdown(r.get("worker_cost"), args.idle_seconds))
     L.extend(targets_issue_11(r))
     L.append(f"Load average before / after the run: {r.get('load_before')} / {r.get('load_after')} "
              "(the two cores are shared with other work).")

@@ -53,13 +53,7 @@ public struct Daemon: Sendable {
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
-        let espeak: EspeakEngine
-        do {
-            espeak = try EspeakEngine(logger: logger)
-        } catch {
-            throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
-        }
-        let engine = speechEngine(inProcess: espeak)
+        let engine = try speechEngine()
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
@@ -69,7 +63,7 @@ public struct Daemon: Sendable {
             engine: engine,
             output: PulseOutput(
                 server: configuration.audioServer, ducking: configuration.ducking(environment: options.environment), logger: logger),
-            pronouncer: Pronouncer(engine: espeak), lexicon: lexicon, configuration: configuration,
+            pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
             environment: options.environment, logger: logger)
 
         let inherited = try SocketActivation.inherited(environment: options.environment)
@@ -141,19 +135,28 @@ public struct Daemon: Sendable {
         logger.info("a11yd stopped")
     }
 
-    /// Synthesis in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can
-    /// start: then in process, and the log says what protection is missing.
-    func speechEngine(inProcess espeak: EspeakEngine) -> any SpeechEngine {
+    /// Synthesis and phoneme look-ups in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1`
+    /// or no worker can start: only then is eSpeak loaded into a11yd, and the log says what
+    /// protection is missing.
+    func speechEngine() throws -> any SpeechEngine & PronunciationEngine {
         if options.environment[WorkerEngine.inProcessSwitch] == "1" {
             logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(WorkerEngine.inProcessSwitch)=1"])
-            return espeak
+            return try inProcessEngine()
         }
         do {
             let executable = options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe"
-            return try WorkerEngine(inProcess: espeak, executable: executable, logger: logger)
+            return try WorkerEngine(executable: executable, environment: options.environment, logger: logger)
         } catch {
             logger.error("no engine worker: synthesis in process, unprotected from what text does to eSpeak", metadata: ["error": "\(error)"])
-            return espeak
+            return try inProcessEngine()
+        }
+    }
+
+    private func inProcessEngine() throws -> EspeakEngine {
+        do {
+            return try EspeakEngine(logger: logger)
+        } catch {
+            throw DaemonError.engineUnavailable("cannot start eSpeak-NG: \(error)")
         }
     }
 

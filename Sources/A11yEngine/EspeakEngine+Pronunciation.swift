@@ -27,3 +27,36 @@ extension EspeakEngine: PronunciationEngine {
         try await worker.run { session in try session.letterIPA(character, voice: voice) }
     }
 }
+
+/// The same look-ups for a thread that may block and has nothing else to do meanwhile: the engine
+/// worker's main thread, where the sandbox allows no new thread (so no Swift concurrency pool).
+/// Each waits for eSpeak's thread to answer.
+extension EspeakEngine {
+    public func voiceEntriesWaiting() throws -> [VoiceEntry] {
+        try worker.runAndWait { session in try session.voices() }
+    }
+
+    public func phonemeInventoryWaiting(voice: String) throws -> [PhonemeEntry] {
+        try worker.runAndWait { session in try session.phonemeInventory(voice: voice) }
+    }
+
+    public func allMnemonicsWaiting() throws -> [String] {
+        try worker.runAndWait { session in try session.allMnemonics() }
+    }
+
+    public func ipaWaiting(ofText text: String, voice: String) throws -> String {
+        try worker.runAndWait { session in
+            try session.textToPhonemes(text, voice: voice, ipa: true, separator: nil, phonemeInput: false)
+        }
+    }
+
+    public func ipaWaiting(ofMnemonics mnemonics: String, voice: String) throws -> String {
+        try worker.runAndWait { session in
+            try session.textToPhonemes("[[" + mnemonics + "]]", voice: voice, ipa: true, separator: nil, phonemeInput: true)
+        }
+    }
+
+    public func ipaWaiting(ofLetter character: String, voice: String) throws -> String {
+        try worker.runAndWait { session in try session.letterIPA(character, voice: voice) }
+    }
+}

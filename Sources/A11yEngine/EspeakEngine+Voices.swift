@@ -1,5 +1,25 @@
 import A11yCore
 
+/// The installed voices and the rules that pick one for a language tag: pure, so that a11yd can
+/// resolve voices from a list its engine worker sent once, without eSpeak in its own process.
+public struct VoiceCatalog: Sendable, Equatable {
+    public let entries: [VoiceEntry]
+
+    public init(_ entries: [VoiceEntry]) {
+        self.entries = entries
+    }
+
+    public var voices: [VoiceInfo] { entries.map(\.info) }
+
+    /// The voice for a BCP 47 ("fr", "en-GB") or POSIX ("en_US.UTF-8") tag; `unknown_voice` if none fits.
+    public func resolve(language: String) throws(SpeechError) -> String {
+        guard let voice = EspeakEngine.bestVoice(for: EspeakEngine.normalize(language: language), in: entries) else {
+            throw SpeechError(.unknownVoice, "no voice for '\(language)'; run a11ysay --list-voices")
+        }
+        return voice
+    }
+}
+
 extension EspeakEngine {
     /// "fr_FR.UTF-8@euro" → "fr-fr"; "C" and "POSIX" → "en".
     static func normalize(language: String) -> String {

@@ -1,4 +1,5 @@
 import A11yCore
+import CEspeakNG
 import Logging
 import Synchronization
 
@@ -47,6 +48,19 @@ public final class EspeakEngine: SpeechEngine {
         }
     }
 
+    /// The `espeak-ng-data` folder libespeak-ng would read (`ESPEAK_DATA_PATH`, else `$HOME`, else
+    /// its built-in folder), found without loading anything from it, or nil if none is named.
+    /// Only before any `EspeakEngine` exists, on the only thread that has touched libespeak-ng (the
+    /// engine worker's main thread, before Landlock and before eSpeak's thread starts: that
+    /// thread's creation orders this write to the library's path before its own reads).
+    public static func installedDataFolder() -> String? {
+        espeak_ng_InitializePath(nil)
+        var path: UnsafePointer<CChar>?
+        _ = espeak_Info(&path)
+        guard let path, path.pointee != 0 else { return nil }
+        return String(cString: path)
+    }
+
     /// The `espeak-ng-data` folder libespeak-ng reads (its voices, dictionaries, phoneme tables).
     public func dataFolder() throws -> String {
         try worker.runAndWait { session in try session.dataFolder() }
@@ -59,16 +73,14 @@ public final class EspeakEngine: SpeechEngine {
     public func resolveVoice(language: String) async throws -> String {
         let tag = Self.normalize(language: language)
         if let known = resolved.withLock({ $0[tag] }) { return known }
-        let entries = try await voiceEntries()
-        guard let voice = Self.bestVoice(for: tag, in: entries) else {
-            throw SpeechError(.unknownVoice, "no voice for '\(language)'; run a11ysay --list-voices")
-        }
+        let voice = try VoiceCatalog(try await voiceEntries()).resolve(language: language)
         resolved.withLock { $0[tag] = voice }
         logger.debug("resolved voice", metadata: ["language": "\(language)", "voice": "\(voice)"])
         return voice
     }
 
-    private func voiceEntries() async throws -> [VoiceEntry] {
+    /// Every installed voice with its languages' priorities (what the engine worker sends a11yd).
+    public func voiceEntries() async throws -> [VoiceEntry] {
         try await worker.run { session in try session.voices() }
     }
 }

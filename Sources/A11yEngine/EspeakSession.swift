@@ -141,8 +141,14 @@ final class EspeakSession {
     }
 }
 
-/// A voice as listed, with the priority eSpeak gives each of its languages (parallel arrays).
-struct VoiceEntry: Sendable {
-    var info: VoiceInfo
-    var priorities: [Int]
+/// A voice as listed, with the priority eSpeak gives each of its languages (parallel arrays;
+/// lower is preferred).
+public struct VoiceEntry: Sendable, Equatable {
+    public var info: VoiceInfo
+    public var priorities: [Int]
+
+    public init(info: VoiceInfo, priorities: [Int]) {
+        self.info = info
+        self.priorities = priorities
+    }
 }

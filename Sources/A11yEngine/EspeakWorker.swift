@@ -49,7 +49,7 @@ final class EspeakWorker: Sendable {
     }
 
     /// Runs `body` on the worker thread and blocks the caller until it is done.
-    /// Only for the synchronous initializer; everything else uses `run`.
+    /// For the synchronous initializer and the engine worker's blocking look-ups; everything else uses `run`.
     func runAndWait<T: Sendable>(_ body: @escaping @Sendable (EspeakSession) throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, any Error>?>(nil)

@@ -19,6 +19,8 @@ import Synchronization
 public enum EngineWorkerProcess {
     /// The channel to a11yd.
     static let channel: Int32 = 0
+    /// What ps and /proc/PID/comm call a worker (at most 15 bytes).
+    public static let processName = "a11yd-worker"
 
     /// Serves a11yd until it closes the channel (or dies: the worker then gets SIGKILL).
     public static func run(dataFolder: String?) -> Never {
@@ -90,7 +92,11 @@ public enum EngineWorkerProcess {
             }
         }
         _ = a11y_die_with_parent()
+        // Its name in ps, top and /proc/PID/comm (eSpeak's thread, started later, inherits it).
+        _ = a11y_set_thread_name(processName)
         var summary: [String] = []
+        // Unless a11yd named one: where eSpeak's data is, found before the sandbox (nothing read yet).
+        let dataFolder = dataFolder ?? EspeakEngine.installedDataFolder()
         if let dataFolder {
             // The C library's compiled locales too: eSpeak sets LC_CTYPE to C.UTF-8, as in a11yd.
             switch Landlock.restrictThisThread(to: [Landlock.Rule(dataFolder, .read), Landlock.Rule("/usr/lib/locale", .read)]) {
@@ -151,7 +157,15 @@ public enum EngineWorkerProcess {
                             cancellation: flag)
                     case .cancel(let id):
                         current.withLock { if let active = $0, active.id == id { active.flag.cancel() } }
-                    case .ready, .chunk, .end:
+                    case .ask(let id, let question):
+                        // a11yd asks only between syntheses, and nothing is cancelled meanwhile: this
+                        // thread may wait for eSpeak's (the sandbox allows no other thread to answer).
+                        do {
+                            send(.answer(id: id, try answer(question, engine: engine)))
+                        } catch {
+                            send(.end(id: id, failure: (error as? SpeechError) ?? SpeechError(.engineFailed, "\(error)")))
+                        }
+                    case .ready, .chunk, .end, .answer:
                         throw WorkerProtocolError("a11yd sent a worker's message")
                     }
                 }
@@ -159,6 +173,17 @@ public enum EngineWorkerProcess {
                 report("bad request from a11yd: \(error)")
                 exit(2)
             }
+        }
+    }
+
+    static func answer(_ question: WorkerQuestion, engine: EspeakEngine) throws -> WorkerAnswer {
+        switch question {
+        case .voices: .voices(try engine.voiceEntriesWaiting())
+        case .ipaOfText(let text, let voice): .text(try engine.ipaWaiting(ofText: text, voice: voice))
+        case .ipaOfMnemonics(let mnemonics, let voice): .text(try engine.ipaWaiting(ofMnemonics: mnemonics, voice: voice))
+        case .ipaOfLetter(let character, let voice): .text(try engine.ipaWaiting(ofLetter: character, voice: voice))
+        case .phonemeInventory(let voice): .phonemes(try engine.phonemeInventoryWaiting(voice: voice))
+        case .allMnemonics: .names(try engine.allMnemonicsWaiting())
         }
     }
 

@@ -1,28 +1,33 @@
 import A11yCore
 import A11yEngine
+import A11yPronunciation
 import A11ySystem
 import Dispatch
 import Glibc
 import Logging
 import Synchronization
 
-/// Synthesis in a sandboxed worker process (`a11yd --engine-worker`, `EngineWorkerProcess`) behind
-/// `SpeechEngine`, so that no text can take a11yd down: a crash, a hang or a kill of the worker
-/// ends only the utterance it was saying (`engine_failed`), and a new worker takes the next one.
+/// Synthesis and every phoneme look-up in a sandboxed worker process (`a11yd --engine-worker`,
+/// `EngineWorkerProcess`) behind `SpeechEngine` and `PronunciationEngine`, so that no text can take
+/// a11yd down and a11yd itself never loads eSpeak: a crash, a hang or a kill of the worker ends only
+/// the utterance it was saying or the question it was answering (`engine_failed`), and a new worker
+/// takes the next one.
 ///
 /// One thread of a11yd (the link) serves requests one at a time, as eSpeak would: it sends the
-/// request, passes on every chunk, and watches the worker while it says something. A worker that
-/// sends nothing for `hangLimit` while saying something is killed. A text that made the worker
-/// fail `refusalThreshold` times is refused from then on, so it cannot keep killing workers.
-/// Voices and voice resolution come from the in-process engine (`inProcess`), as do the
-/// pronouncer's phoneme look-ups; if no worker can start, synthesis falls back to it too.
-public final class WorkerEngine: SpeechEngine {
+/// request, passes on every chunk or the answer, and watches the worker while it works. A worker
+/// that sends nothing for `hangLimit` meanwhile is killed. A request that made the worker fail
+/// `refusalThreshold` times is refused from then on, so it cannot keep killing workers.
+/// Voices are asked of the first worker once (they do not change under a running a11yd), and voice
+/// resolution is answered from that list here. Only if no worker can start any more is an engine
+/// made in a11yd's own process, and the log says so.
+public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     public let format: AudioFormat
-    /// The in-process engine: voices, and synthesis when no worker can run.
-    private let inProcess: EspeakEngine
+    /// The installed voices, as the first worker listed them.
+    private let catalog: VoiceCatalog
     private let logger: Logger
     private let executable: String
-    private let arguments: [String]
+    /// What each worker is given of a11yd's environment: where eSpeak's data is.
+    private let environment: [String: String]
 
     /// `A11YD_ENGINE_IN_PROCESS=1` keeps synthesis in a11yd's own process (to rule the worker out).
     public static let inProcessSwitch = "A11YD_ENGINE_IN_PROCESS"
@@ -31,9 +36,12 @@ public final class WorkerEngine: SpeechEngine {
     /// when no worker can start; a11yd's Landlock lets it execute nothing else anyway).
     public static let executableSwitch = "A11YD_ENGINE_WORKER"
 
+    /// The variables of a11yd's environment a worker gets: those that tell eSpeak where its data is.
+    public static let passedEnvironment = ["ESPEAK_DATA_PATH", "HOME"]
+
     /// How long a worker saying something may stay silent before it is taken for hung.
     public static let hangLimit: Duration = .seconds(2)
-    /// How many failed workers a text may cost before it is refused.
+    /// How many failed workers a request may cost before it is refused.
     public static let refusalThreshold = 2
     /// Failed starts in a row after which synthesis stays in process.
     static let startAttempts = 3
@@ -44,35 +52,54 @@ public final class WorkerEngine: SpeechEngine {
         let cancellation: CancellationFlag
     }
 
+    private struct Question: Sendable {
+        let question: WorkerQuestion
+        let reply: @Sendable (Result<WorkerAnswer, SpeechError>) -> Void
+    }
+
+    private enum Work: Sendable {
+        case synthesis(Job)
+        case question(Question)
+    }
+
     private struct State {
-        var jobs: [Job] = []
+        var work: [Work] = []
         /// The worker serving requests; nil when it must be started again.
         var worker: WorkerProcess?
         /// The request id in the worker's hands, with its consumer's flag (to send it a cancel).
         var active: (id: UInt32, cancellation: CancellationFlag)?
         var nextID: UInt32 = 1
-        /// How many workers each text (by hash) has cost; bounded.
+        /// How many workers each request (by hash) has cost; bounded.
         var failures: [Int: Int] = [:]
         /// No worker could start: everything goes to the in-process engine.
         var inProcessOnly = false
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    /// The engine in a11yd's own process, made only once no worker can start.
+    private let fallback = Mutex<EspeakEngine?>(nil)
     /// A socket pair used as a pipe: `synthesize` writes a byte to its end 1 to wake the link
     /// thread, which sleeps in poll on end 0 and on the worker's channel, so that it sees a worker
     /// die even while idle, and wakes for nothing else.
     private let wake: (read: Int32, write: Int32)
 
-    /// Starts the first worker and waits until it is ready; throws if it cannot start (the caller
-    /// then speaks with `inProcess` and says so).
-    /// - Parameter executable: a11yd itself (`/proc/self/exe`: the very file a11yd runs, even if a
-    ///   package upgrade replaced it since).
-    public init(inProcess: EspeakEngine, executable: String = "/proc/self/exe", logger: Logger) throws {
-        self.inProcess = inProcess
+    /// What the link thread learns from the first worker before `init` can finish.
+    private struct FirstWorker: Sendable {
+        let worker: WorkerProcess
+        let sampleRate: Int
+        let voices: [VoiceEntry]
+    }
+
+    /// Starts the first worker, waits until it is ready and asks it for the voices; throws if it
+    /// cannot (the caller then speaks with an in-process engine and says so).
+    /// - Parameters:
+    ///   - executable: a11yd itself (`/proc/self/exe`: the very file a11yd runs, even if a package
+    ///     upgrade replaced it since).
+    ///   - environment: a11yd's; only `passedEnvironment` reaches the worker.
+    public init(executable: String = "/proc/self/exe", environment: [String: String] = [:], logger: Logger) throws {
         self.logger = logger
         self.executable = executable
-        self.arguments = ["--engine-worker"] + ((try? inProcess.dataFolder()).map { ["--espeak-data", $0] } ?? [])
-        format = inProcess.format
+        self.environment = environment.filter { Self.passedEnvironment.contains($0.key) }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else {
             throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
@@ -80,68 +107,137 @@ public final class WorkerEngine: SpeechEngine {
         wake = (pair[0], pair[1])
         // Workers are started by the link thread only: each dies with the thread that started it
         // (PR_SET_PDEATHSIG), and the link thread lives as long as a11yd, while the thread calling
-        // this initializer may be a pool thread that ends when idle.
-        let started = Mutex<Result<Void, WorkerFailure>?>(nil)
+        // this initializer may be a pool thread that ends when idle. The thread waits for the
+        // finished engine (`handoff`) before it serves.
+        let started = Mutex<Result<FirstWorker, WorkerFailure>?>(nil)
+        let handoff = Mutex<WorkerEngine?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let thread = DetachedThread.start(name: "a11yd.worker") { [self] in
-            do {
-                try startFirstWorker()
-                started.withLock { $0 = .success(()) }
+        let ready = DispatchSemaphore(value: 0)
+        let (executable, passed) = (executable, self.environment)
+        let thread = DetachedThread.start(name: "a11yd.worker") {
+            do throws(WorkerFailure) {
+                let first = try Self.startFirstWorker(executable: executable, environment: passed, logger: logger)
+                started.withLock { $0 = .success(first) }
                 done.signal()
             } catch {
-                started.withLock { $0 = .failure((error as? WorkerFailure) ?? WorkerFailure("\(error)")) }
+                started.withLock { $0 = .failure(error) }
                 done.signal()
                 return
             }
-            serve()
+            ready.wait()
+            handoff.withLock { $0 }!.serve()
         }
         precondition(thread == 0, "cannot start the engine link thread: \(String(cString: strerror(thread)))")
         done.wait()
-        if case .failure(let failure) = started.withLock({ $0! }) {
+        let first: FirstWorker
+        switch started.withLock({ $0! }) {
+        case .success(let value): first = value
+        case .failure(let failure):
             close(pair[0])
             close(pair[1])
             throw failure
         }
+        format = AudioFormat(sampleRate: first.sampleRate, channels: 1)
+        catalog = VoiceCatalog(first.voices)
+        state = Mutex(State(worker: first.worker))
+        handoff.withLock { $0 = self }
+        ready.signal()
     }
 
-    private func startFirstWorker() throws(WorkerFailure) {
-        let (worker, sampleRate) = try Self.startWorker(executable: executable, arguments: arguments, logger: logger)
-        guard sampleRate == format.sampleRate else {
-            _ = worker.end()
-            throw WorkerFailure("the worker's sample rate \(sampleRate) is not the in-process engine's")
+    /// On the link thread: a worker, its sample rate, and the voices it lists (asked once: they
+    /// are the same for every worker).
+    private static func startFirstWorker(executable: String, environment: [String: String], logger: Logger) throws(WorkerFailure) -> FirstWorker {
+        let (worker, sampleRate) = try startWorker(executable: executable, environment: environment, logger: logger)
+        if let why = worker.send(.ask(id: 0, .voices), timeout: .seconds(10)) {
+            throw WorkerFailure("it took no question (\(why)); \(worker.end())")
         }
-        state.withLock { $0.worker = worker }
+        switch worker.receive(timeout: .seconds(10)) {
+        case .message(.answer(0, .voices(let voices))):
+            return FirstWorker(worker: worker, sampleRate: sampleRate, voices: voices)
+        case .message(.end(0, let failure?)):
+            throw WorkerFailure("it could not list its voices (\(failure.message)); \(worker.end())")
+        case .message(let other):
+            throw WorkerFailure("it sent \(kind(of: other)) for the voices; \(worker.end())")
+        case .silent:
+            throw WorkerFailure("it listed no voices within 10 s; \(worker.end())")
+        case .broken(let why):
+            throw WorkerFailure("\(why); \(worker.end())")
+        }
     }
 
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
         let cancellation = CancellationFlag()
         let sink = SynthesisSink(yield: { continuation.yield($0) }, finish: { continuation.finish(throwing: $0) })
-        let inProcessOnly = state.withLock { state in
-            if !state.inProcessOnly { state.jobs.append(Job(request: request, sink: sink, cancellation: cancellation)) }
-            return state.inProcessOnly
-        }
         continuation.onTermination = { [weak self] _ in
             cancellation.cancel()
             self?.cancelIfActive(cancellation)
         }
+        submit(.synthesis(Job(request: request, sink: sink, cancellation: cancellation)))
+        return stream
+    }
+
+    /// Hands `work` to the link thread, or to the in-process engine once no worker can start.
+    private func submit(_ work: Work) {
+        let inProcessOnly = state.withLock { state in
+            if !state.inProcessOnly { state.work.append(work) }
+            return state.inProcessOnly
+        }
         if inProcessOnly {
-            inProcess.synthesize(request, into: sink, cancellation: cancellation)
+            doInProcess(work)
         } else {
             var byte: UInt8 = 1
             // Non-blocking: a full socket already wakes the thread, so a failed write loses nothing.
             _ = write(wake.write, &byte, 1)
         }
-        return stream
     }
 
     public func voices() async -> [VoiceInfo] {
-        await inProcess.voices()
+        catalog.voices
     }
 
     public func resolveVoice(language: String) async throws -> String {
-        try await inProcess.resolveVoice(language: language)
+        try catalog.resolve(language: language)
     }
+
+    // MARK: - Phoneme look-ups (PronunciationEngine), answered by the worker
+
+    /// Asks the worker; the answer is of the kind the question expects (the link thread checked).
+    func ask(_ question: WorkerQuestion) async throws -> WorkerAnswer {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(.question(Question(question: question) { continuation.resume(with: $0.mapError { $0 as any Error }) }))
+        }
+    }
+
+    public func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
+        guard case .phonemes(let entries) = try await ask(.phonemeInventory(voice: voice)) else { throw Self.wrongAnswer }
+        return entries
+    }
+
+    public func allMnemonics() async throws -> [String] {
+        guard case .names(let names) = try await ask(.allMnemonics) else { throw Self.wrongAnswer }
+        return names
+    }
+
+    public func ipa(ofText text: String, voice: String) async throws -> String {
+        try await answerText(.ipaOfText(text, voice: voice))
+    }
+
+    public func ipa(ofMnemonics mnemonics: String, voice: String) async throws -> String {
+        try await answerText(.ipaOfMnemonics(mnemonics, voice: voice))
+    }
+
+    public func ipa(ofLetter character: String, voice: String) async throws -> String {
+        try await answerText(.ipaOfLetter(character, voice: voice))
+    }
+
+    private func answerText(_ question: WorkerQuestion) async throws -> String {
+        guard case .text(let text) = try await ask(question) else { throw Self.wrongAnswer }
+        return text
+    }
+
+    /// Cannot happen: the link thread ends a worker whose answer is not of the question's kind.
+    private static let wrongAnswer = SpeechError(.internal, "the engine answered another question")
 
     /// Tells the worker to stop saying what `cancellation` belongs to, if it is saying it now.
     private func cancelIfActive(_ cancellation: CancellationFlag) {
@@ -168,7 +264,12 @@ public final class WorkerEngine: SpeechEngine {
                 _ = restart()
             }
             if watched[0].revents != 0 { _ = read(wake.read, &drain, drain.count) }
-            while let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) { serve(job) }
+            while let work = state.withLock({ $0.work.isEmpty ? nil : $0.work.removeFirst() }) {
+                switch work {
+                case .synthesis(let job): serve(job)
+                case .question(let question): serve(question)
+                }
+            }
         }
     }
 
@@ -189,18 +290,24 @@ public final class WorkerEngine: SpeechEngine {
             return
         }
         guard let worker = worker ?? restart() else {
-            inProcess.synthesize(job.request, into: job.sink, cancellation: job.cancellation)
+            doInProcess(.synthesis(job))
             return
         }
         state.withLock { $0.active = (id, job.cancellation) }
         defer { state.withLock { $0.active = nil } }
+        let failed = { (key: Int?, what: String) in
+            self.fail(worker: worker, key: key, what: what, doing: "saying an item") { why in
+                job.sink.finish(throwing: SpeechError(
+                    .engineFailed, "the speech engine failed while saying this (\(why)); a new one takes the next item"))
+            }
+        }
         if let why = worker.send(.synthesize(id: id, job.request), timeout: Self.hangLimit) {
-            fail(job, worker: worker, key: key, what: "stopped responding (\(why))")
+            failed(key, "stopped responding (\(why))")
             return
         }
         // A consumer that left while the request was being sent could not send its cancel.
         if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: Self.hangLimit) {
-            fail(job, worker: worker, key: key, what: "stopped responding (\(why))")
+            failed(key, "stopped responding (\(why))")
             return
         }
         while true {
@@ -212,21 +319,65 @@ public final class WorkerEngine: SpeechEngine {
                 return
             case .message(let other):
                 logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
-                fail(job, worker: worker, key: nil, what: "broke its protocol")
+                failed(nil, "broke its protocol")
                 return
             case .silent:
-                fail(job, worker: worker, key: key, what: "stopped responding (nothing for \(Self.hangLimit))")
+                failed(key, "stopped responding (nothing for \(Self.hangLimit))")
                 return
             case .broken(let why):
-                fail(job, worker: worker, key: key, what: "failed: \(why)")
+                failed(key, "failed: \(why)")
                 return
             }
         }
     }
 
-    /// Ends `job` with `engine_failed`, ends its worker, counts the text's failure and starts the
-    /// next worker at once, so that the next item finds it ready.
-    private func fail(_ job: Job, worker: WorkerProcess, key: Int?, what: String) {
+    /// A question, as a synthesis: the one answer (or failure) goes to its asker, a worker that
+    /// fails meanwhile costs only this question, and a question that keeps killing workers is refused.
+    private func serve(_ question: Question) {
+        var hasher = Hasher()
+        hasher.combine(question.question)
+        let key = hasher.finalize()
+        let (worker, failures, id) = state.withLock { state in
+            defer { state.nextID &+= 1 }
+            return (state.worker, state.failures[key, default: 0], state.nextID)
+        }
+        if failures >= Self.refusalThreshold {
+            question.reply(.failure(SpeechError(
+                .engineFailed, "refused: this request made the speech engine fail \(failures) times; a11yd will not try it again")))
+            return
+        }
+        guard let worker = worker ?? restart() else {
+            doInProcess(.question(question))
+            return
+        }
+        let failed = { (key: Int?, what: String) in
+            self.fail(worker: worker, key: key, what: what, doing: "answering a request") { why in
+                question.reply(.failure(SpeechError(
+                    .engineFailed, "the speech engine failed while answering this (\(why)); a new one takes the next request")))
+            }
+        }
+        if let why = worker.send(.ask(id: id, question.question), timeout: Self.hangLimit) {
+            failed(key, "stopped responding (\(why))")
+            return
+        }
+        switch worker.receive(timeout: Self.hangLimit) {
+        case .message(.answer(let answerID, let answer)) where answerID == id && answer.kind == question.question.expects:
+            question.reply(.success(answer))
+        case .message(.end(let endID, let failure?)) where endID == id:
+            question.reply(.failure(failure))
+        case .message(let other):
+            logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
+            failed(nil, "broke its protocol")
+        case .silent:
+            failed(key, "stopped responding (nothing for \(Self.hangLimit))")
+        case .broken(let why):
+            failed(key, "failed: \(why)")
+        }
+    }
+
+    /// Ends `worker`, counts the request's failure, tells the request (`finish`, with what
+    /// happened to the worker) and starts the next worker at once, so that the next request finds it ready.
+    private func fail(worker: WorkerProcess, key: Int?, what: String, doing: String, finish: (String) -> Void) {
         let ending = worker.end()
         let failures = state.withLock { state -> Int in
             state.worker = nil
@@ -236,18 +387,65 @@ public final class WorkerEngine: SpeechEngine {
             return state.failures[key]!
         }
         logger.error(
-            "the speech engine worker \(what) while saying an item; \(ending); starting a new one",
-            metadata: ["pid": "\(worker.pid)", "failures_of_this_text": "\(failures)"])
-        job.sink.finish(throwing: SpeechError(
-            .engineFailed, "the speech engine failed while saying this (its worker \(what); \(ending)); a new one takes the next item"))
+            "the speech engine worker \(what) while \(doing); \(ending); starting a new one",
+            metadata: ["pid": "\(worker.pid)", "failures_of_this_request": "\(failures)"])
+        finish("its worker \(what); \(ending)")
         _ = restart()
+    }
+
+    // MARK: - In process, once no worker can start
+
+    /// The in-process engine, made the first time it is needed (eSpeak is then loaded into a11yd).
+    private func inProcessEngine() -> Result<EspeakEngine, SpeechError> {
+        fallback.withLock { engine in
+            if let engine { return .success(engine) }
+            do {
+                let made = try EspeakEngine(logger: logger)
+                guard made.format == format else {
+                    return .failure(SpeechError(.engineFailed, "the in-process engine's format \(made.format) is not the worker's \(format)"))
+                }
+                engine = made
+                return .success(made)
+            } catch {
+                return .failure(SpeechError(.engineFailed, "no engine worker can start, nor eSpeak-NG in process: \(error)"))
+            }
+        }
+    }
+
+    private func doInProcess(_ work: Work) {
+        switch (work, inProcessEngine()) {
+        case (.synthesis(let job), .success(let engine)):
+            engine.synthesize(job.request, into: job.sink, cancellation: job.cancellation)
+        case (.synthesis(let job), .failure(let error)):
+            job.sink.finish(throwing: error)
+        case (.question(let question), .success(let engine)):
+            Task { question.reply(await Self.answer(question.question, by: engine)) }
+        case (.question(let question), .failure(let error)):
+            question.reply(.failure(error))
+        }
+    }
+
+    /// What a worker would answer, from the in-process engine.
+    private static func answer(_ question: WorkerQuestion, by engine: EspeakEngine) async -> Result<WorkerAnswer, SpeechError> {
+        do {
+            switch question {
+            case .voices: return .success(.voices(try await engine.voiceEntries()))
+            case .ipaOfText(let text, let voice): return .success(.text(try await engine.ipa(ofText: text, voice: voice)))
+            case .ipaOfMnemonics(let mnemonics, let voice): return .success(.text(try await engine.ipa(ofMnemonics: mnemonics, voice: voice)))
+            case .ipaOfLetter(let character, let voice): return .success(.text(try await engine.ipa(ofLetter: character, voice: voice)))
+            case .phonemeInventory(let voice): return .success(.phonemes(try await engine.phonemeInventory(voice: voice)))
+            case .allMnemonics: return .success(.names(try await engine.allMnemonics()))
+            }
+        } catch {
+            return .failure((error as? SpeechError) ?? SpeechError(.engineFailed, "\(error)"))
+        }
     }
 
     /// A new worker in place of none, or nil (synthesis then stays in process, and the log says why).
     private func restart() -> WorkerProcess? {
         for attempt in 1...Self.startAttempts {
             do {
-                let (worker, sampleRate) = try Self.startWorker(executable: executable, arguments: arguments, logger: logger)
+                let (worker, sampleRate) = try Self.startWorker(executable: executable, environment: environment, logger: logger)
                 guard sampleRate == format.sampleRate else {
                     _ = worker.end()
                     throw WorkerFailure("its sample rate changed to \(sampleRate)")
@@ -261,16 +459,16 @@ public final class WorkerEngine: SpeechEngine {
         logger.critical("no engine worker can start: speaking with the in-process engine, unprotected from what text does to eSpeak")
         let waiting = state.withLock { state in
             state.inProcessOnly = true
-            defer { state.jobs.removeAll() }
-            return state.jobs
+            defer { state.work.removeAll() }
+            return state.work
         }
-        for job in waiting { inProcess.synthesize(job.request, into: job.sink, cancellation: job.cancellation) }
+        for work in waiting { doInProcess(work) }
         return nil
     }
 
     /// Starts a worker and waits (at most 10 s) for its `ready`; logs what protects it.
-    private static func startWorker(executable: String, arguments: [String], logger: Logger) throws(WorkerFailure) -> (WorkerProcess, Int) {
-        let worker = try WorkerProcess.start(executable: executable, arguments: arguments)
+    private static func startWorker(executable: String, environment: [String: String], logger: Logger) throws(WorkerFailure) -> (WorkerProcess, Int) {
+        let worker = try WorkerProcess.start(executable: executable, arguments: ["--engine-worker"], environment: environment)
         switch worker.receive(timeout: .seconds(10)) {
         case .message(.ready(let sampleRate, let protection)):
             let level: Logger.Level = protection.contains("no ") ? .notice : .info
@@ -307,6 +505,8 @@ public final class WorkerEngine: SpeechEngine {
         switch message {
         case .synthesize: "synthesize"
         case .cancel: "cancel"
+        case .ask: "ask"
+        case .answer: "answer"
         case .ready: "ready"
         case .chunk: "chunk"
         case .end: "end"

@@ -1,4 +1,6 @@
 import A11yCore
+import A11yEngine
+import A11yPronunciation
 
 /// What travels between a11yd and its engine worker process (docs/architecture.md, "The engine
 /// worker"). Each message is one frame: a 4-byte little-endian length (of what follows, at most
@@ -10,14 +12,65 @@ public enum WorkerMessage: Sendable, Equatable {
     case synthesize(id: UInt32, Utterance)
     /// Stop saying `id` as soon as possible (an `end` still follows). Ignored for any other id.
     case cancel(id: UInt32)
+    /// Answer `question`: the worker sends one `answer`, or one `end` with the failure, with `id`.
+    case ask(id: UInt32, WorkerQuestion)
 
     // worker → a11yd
     /// Sent once, when the engine is loaded and the sandbox in force: the sample rate of every
     /// chunk (mono, 16-bit) and, in words, what protects the worker (for a11yd's log).
     case ready(sampleRate: Int, protection: String)
     case chunk(id: UInt32, SynthesisChunk)
+    /// What `ask` asked for; its kind must be the question's (`WorkerQuestion.expects`).
+    case answer(id: UInt32, WorkerAnswer)
     /// The last message of `id`: nil when every chunk was sent, else why not.
     case end(id: UInt32, failure: SpeechError?)
+}
+
+/// What a11yd asks its engine worker besides synthesis: the voices, and the phoneme facts the
+/// pronouncer needs (`PronunciationEngine`), so that no text reaches an engine in a11yd's process.
+public enum WorkerQuestion: Sendable, Hashable {
+    /// Every installed voice, with its languages' priorities (a11yd asks once, at start).
+    case voices
+    /// The IPA the engine says for `text` read literally (no markup), in `voice`.
+    case ipaOfText(String, voice: String)
+    /// The IPA the engine says for phoneme mnemonics (`.phonemes` content), in `voice`.
+    case ipaOfMnemonics(String, voice: String)
+    /// The IPA of a character's name as `voice` spells it.
+    case ipaOfLetter(String, voice: String)
+    /// Every phoneme `voice` can say, mnemonic and IPA.
+    case phonemeInventory(voice: String)
+    /// Every mnemonic the engine knows, all languages.
+    case allMnemonics
+
+    /// The kind of answer this question takes.
+    public var expects: WorkerAnswer.Kind {
+        switch self {
+        case .voices: .voices
+        case .ipaOfText, .ipaOfMnemonics, .ipaOfLetter: .text
+        case .phonemeInventory: .phonemes
+        case .allMnemonics: .names
+        }
+    }
+}
+
+public enum WorkerAnswer: Sendable, Equatable {
+    case voices([VoiceEntry])
+    case text(String)
+    case phonemes([PhonemeEntry])
+    case names([String])
+
+    public enum Kind: UInt8, Sendable {
+        case voices = 0, text = 1, phonemes = 2, names = 3
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .voices: .voices
+        case .text: .text
+        case .phonemes: .phonemes
+        case .names: .names
+        }
+    }
 }
 
 /// Something in a frame that cannot be: the other side is broken (or a worker was subverted).
@@ -31,7 +84,12 @@ public enum WorkerFrame {
     public static let maximumLength = 64 << 20
 
     enum Kind: UInt8 {
-        case synthesize = 1, cancel = 2, ready = 10, chunk = 11, end = 12
+        case synthesize = 1, cancel = 2, ask = 3, ready = 10, chunk = 11, end = 12, answer = 13
+    }
+
+    /// Each question's code in an `ask` body.
+    enum Question: UInt8 {
+        case voices = 0, ipaOfText = 1, ipaOfMnemonics = 2, ipaOfLetter = 3, phonemeInventory = 4, allMnemonics = 5
     }
 
     /// `message` as one frame.
@@ -70,6 +128,59 @@ public enum WorkerFrame {
         case .cancel(let id):
             kind = .cancel
             body.u32(id)
+        case .ask(let id, let question):
+            kind = .ask
+            body.u32(id)
+            switch question {
+            case .voices:
+                body.u8(Question.voices.rawValue)
+            case .ipaOfText(let text, let voice):
+                body.u8(Question.ipaOfText.rawValue)
+                body.string(voice)
+                body.string(text)
+            case .ipaOfMnemonics(let mnemonics, let voice):
+                body.u8(Question.ipaOfMnemonics.rawValue)
+                body.string(voice)
+                body.string(mnemonics)
+            case .ipaOfLetter(let character, let voice):
+                body.u8(Question.ipaOfLetter.rawValue)
+                body.string(voice)
+                body.string(character)
+            case .phonemeInventory(let voice):
+                body.u8(Question.phonemeInventory.rawValue)
+                body.string(voice)
+            case .allMnemonics:
+                body.u8(Question.allMnemonics.rawValue)
+            }
+        case .answer(let id, let answer):
+            kind = .answer
+            body.u32(id)
+            body.u8(answer.kind.rawValue)
+            switch answer {
+            case .voices(let voices):
+                body.count(voices.count)
+                for voice in voices {
+                    body.string(voice.info.identifier)
+                    body.string(voice.info.name)
+                    body.count(voice.info.languages.count)
+                    for (language, priority) in zip(voice.info.languages, voice.priorities) {
+                        body.string(language)
+                        body.int(priority)
+                    }
+                }
+            case .text(let text):
+                body.string(text)
+            case .phonemes(let entries):
+                body.count(entries.count)
+                for entry in entries {
+                    body.string(entry.mnemonic)
+                    body.string(entry.ipa)
+                    body.u8(entry.stable ? 1 : 0)
+                }
+            case .names(let names):
+                body.count(names.count)
+                for name in names { body.string(name) }
+            }
         case .ready(let sampleRate, let protection):
             kind = .ready
             body.int(sampleRate)
@@ -137,6 +248,51 @@ public enum WorkerFrame {
             message = .synthesize(id: id, Utterance(text: text, segments: segments, rate: rate, pitch: pitch, volume: volume))
         case .cancel:
             message = .cancel(id: try reader.u32())
+        case .ask:
+            let id = try reader.u32()
+            guard let question = Question(rawValue: try reader.u8()) else { throw WorkerProtocolError("unknown question") }
+            switch question {
+            case .voices: message = .ask(id: id, .voices)
+            case .ipaOfText, .ipaOfMnemonics, .ipaOfLetter:
+                let voice = try reader.string()
+                let text = try reader.string()
+                message = .ask(id: id, question == .ipaOfText ? .ipaOfText(text, voice: voice)
+                    : question == .ipaOfMnemonics ? .ipaOfMnemonics(text, voice: voice) : .ipaOfLetter(text, voice: voice))
+            case .phonemeInventory: message = .ask(id: id, .phonemeInventory(voice: try reader.string()))
+            case .allMnemonics: message = .ask(id: id, .allMnemonics)
+            }
+        case .answer:
+            let id = try reader.u32()
+            guard let kind = WorkerAnswer.Kind(rawValue: try reader.u8()) else { throw WorkerProtocolError("unknown answer") }
+            switch kind {
+            case .voices:
+                var voices: [VoiceEntry] = []
+                for _ in 0..<(try reader.count(atLeast: 12)) {
+                    let identifier = try reader.string(), name = try reader.string()
+                    var languages: [String] = [], priorities: [Int] = []
+                    for _ in 0..<(try reader.count(atLeast: 12)) {
+                        languages.append(try reader.string())
+                        priorities.append(try reader.int())
+                    }
+                    voices.append(VoiceEntry(info: VoiceInfo(identifier: identifier, name: name, languages: languages), priorities: priorities))
+                }
+                message = .answer(id: id, .voices(voices))
+            case .text:
+                message = .answer(id: id, .text(try reader.string()))
+            case .phonemes:
+                var entries: [PhonemeEntry] = []
+                for _ in 0..<(try reader.count(atLeast: 9)) {
+                    let mnemonic = try reader.string(), ipa = try reader.string()
+                    let stable = try reader.u8()
+                    guard stable <= 1 else { throw WorkerProtocolError("bad stable flag") }
+                    entries.append(PhonemeEntry(mnemonic: mnemonic, ipa: ipa, stable: stable == 1))
+                }
+                message = .answer(id: id, .phonemes(entries))
+            case .names:
+                var names: [String] = []
+                for _ in 0..<(try reader.count(atLeast: 4)) { names.append(try reader.string()) }
+                message = .answer(id: id, .names(names))
+            }
         case .ready:
             let rate = try reader.int()
             guard (1000...384_000).contains(rate) else { throw WorkerProtocolError("sample rate \(rate) out of range") }

@@ -22,7 +22,8 @@ final class WorkerProcess: Sendable {
     /// Starts `executable arguments` with one end of a new socket pair as its descriptor 0, stdout
     /// on /dev/null and a11yd's stderr. The Swift runtime's crash backtracer is off in the worker:
     /// it would try to exec a program, which the sandbox forbids, and a crash must end quickly.
-    static func start(executable: String, arguments: [String]) throws(WorkerFailure) -> WorkerProcess {
+    /// `environment`: the little else the worker is given (where eSpeak's data is).
+    static func start(executable: String, arguments: [String], environment: [String: String] = [:]) throws(WorkerFailure) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
@@ -45,7 +46,8 @@ final class WorkerProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         // argv[0] "a11yd": what ps shows, rather than the path it was started by.
         let argv = (["a11yd"] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no"), nil]
+        let variables = ["SWIFT_BACKTRACE=enable=no"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }

@@ -33,3 +33,9 @@ static inline void a11y_close_from(int lowest) {
 static inline int a11y_seccomp_set_no_new_privs(void) {
     return prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL);
 }
+
+// Names the calling thread (and, on the main thread, the process as ps and top show it): a worker
+// started as /proc/self/exe would otherwise be called "exe".
+static inline int a11y_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}

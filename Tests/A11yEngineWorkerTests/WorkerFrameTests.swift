@@ -1,4 +1,6 @@
 import A11yCore
+import A11yEngine
+import A11yPronunciation
 import Testing
 
 @testable import A11yEngineWorker
@@ -25,6 +27,19 @@ struct WorkerFrameTests {
         .end(id: 7, failure: nil),
         .end(id: 8, failure: SpeechError(.engineFailed, "espeak_Synth failed (2)")),
         .end(id: 9, failure: SpeechError(.unknownVoice, "no eSpeak voice named 'xx'")),
+        .ask(id: 10, .voices),
+        .ask(id: 11, .ipaOfText("Bonjour", voice: "fr")),
+        .ask(id: 12, .ipaOfMnemonics("m'O~d", voice: "fr")),
+        .ask(id: 13, .ipaOfLetter("é", voice: "fr")),
+        .ask(id: 14, .phonemeInventory(voice: "en-us")),
+        .ask(id: 15, .allMnemonics),
+        .answer(id: 10, .voices([
+            VoiceEntry(info: VoiceInfo(identifier: "fr", name: "French (France)", languages: ["fr-fr", "fr"]), priorities: [5, 3]),
+            VoiceEntry(info: VoiceInfo(identifier: "xx", name: "", languages: []), priorities: []),
+        ])),
+        .answer(id: 11, .text("bɔ̃ʒˈuʁ")),
+        .answer(id: 14, .phonemes([PhonemeEntry(mnemonic: "a", ipa: "a"), PhonemeEntry(mnemonic: "t", ipa: "ɾ", stable: false)])),
+        .answer(id: 15, .names(["a", "O~", ""])),
     ]
 
     @Test func everyMessageRoundTrips() throws {
@@ -89,5 +104,30 @@ struct WorkerFrameTests {
         var decoder = WorkerFrameDecoder()
         writer.bytes.withUnsafeBytes { decoder.append($0) }
         #expect(throws: WorkerProtocolError.self) { try decoder.next() }
+    }
+
+    /// An answer claiming 2^32 - 1 voices, or an unknown question or answer kind, is refused.
+    @Test func answersAndQuestionsThatCannotBeAreRefused() {
+        var voices = ByteWriter()
+        voices.u32(10)
+        voices.u8(13)
+        voices.u32(1)
+        voices.u8(0)
+        voices.u32(.max)
+        var unknownAnswer = ByteWriter()
+        unknownAnswer.u32(6)
+        unknownAnswer.u8(13)
+        unknownAnswer.u32(1)
+        unknownAnswer.u8(9)
+        var unknownQuestion = ByteWriter()
+        unknownQuestion.u32(6)
+        unknownQuestion.u8(3)
+        unknownQuestion.u32(1)
+        unknownQuestion.u8(6)
+        for writer in [voices, unknownAnswer, unknownQuestion] {
+            var decoder = WorkerFrameDecoder()
+            writer.bytes.withUnsafeBytes { decoder.append($0) }
+            #expect(throws: WorkerProtocolError.self) { try decoder.next() }
+        }
     }
 }

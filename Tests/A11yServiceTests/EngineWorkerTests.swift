@@ -1,8 +1,10 @@
 import A11yCore
+import A11yEngineWorker
 import A11yProtocol
 import A11ySystem
 import A11yTestSupport
 import Foundation
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -181,6 +183,122 @@ import Glibc
         await client.close()
     }
 
+    /// The names of the threads of `pid`.
+    static func threadNames(of pid: Int32) -> [String] {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return threads.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// The thread every libespeak-ng call of a process runs on (`EspeakWorker`), made when that
+    /// process first makes an engine: a process without it has never initialised eSpeak. (eSpeak
+    /// reads its data into the heap, so /proc/PID/maps shows no data file either way.)
+    static let espeakThread = "a11yd.espeak"
+
+    static func reply(_ request: Request, _ client: TestClient, tag: String, timeout: Duration = .seconds(20)) async throws -> ServerMessage {
+        try await client.send(RequestLine(request, id: .string(tag)))
+        return try await client.waitFor(tag, timeout: timeout) { $0.id == .string(tag) }
+    }
+
+    /// a11yd itself never loads eSpeak-NG: after it listed the voices, resolved voices, said what it
+    /// would pronounce (an IPA span too), checked lexicon entries and spoken, it has no eSpeak thread;
+    /// and every answer is right.
+    @Test func a11ydItselfNeverLoadsESpeak() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+
+        guard case .voices(let voices)? = try await Self.reply(.voices, client, tag: "voices").reply else {
+            Issue.record("no voices")
+            return
+        }
+        #expect(voices.count > 100 && voices.contains { $0.identifier == "fr" && $0.languages.contains("fr-fr") }, "\(voices.prefix(5))")
+        let bonjour = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "bonjour").ipa
+        #expect(bonjour?.contains("bɔ̃ʒ") == true, "\(bonjour ?? "no ipa")")
+        let poire = try await Self.reply(.pronounce(.say("poire", lang: "fr")), client, tag: "poire").ipa
+        var spanned = Post.say("pomme", lang: "fr")
+        spanned.spans = [.init(start: 0, length: 5, ipa: "pwaʁ")]
+        #expect(try await Self.reply(.pronounce(spanned), client, tag: "span").ipa == poire, "the IPA span is said")
+        let unknown = try await Self.reply(.pronounce(.say("x", lang: "xx-unknown")), client, tag: "unknown")
+        #expect(unknown.error?.code == "unknown_voice", "\(unknown)")
+        let added = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "ʃa", lang: "fr")), client, tag: "add")
+        #expect(added.ok == true, "\(added.error?.message ?? "")")
+        let refused = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "bɔ̃ǂuʁ", lang: "fr")), client, tag: "bad")
+        #expect(refused.error?.code == "invalid_ipa", "\(refused)")
+        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+
+        // The observable is real: a11yd with eSpeak in process has the thread, as
+        // `theSwitchKeepsSynthesisInProcess` checks (the worker's threads are all "a11yd-worker":
+        // its sandbox refuses the write to /proc that names a thread).
+        #expect(try String(contentsOfFile: "/proc/\(try await Self.worker(of: daemon))/comm", encoding: .utf8) == "a11yd-worker\n")
+        #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "a11yd loaded eSpeak: \(Self.threadNames(of: daemon.pid))")
+        await client.close()
+    }
+
+    /// A worker killed (SIGKILL) or hung (SIGSTOP) while a11yd waits for its answer to a `pronounce`
+    /// costs that request only: it gets `engine_failed`, a new worker answers the next one.
+    @Test(arguments: [SIGKILL, SIGSTOP])
+    func aWorkerLostWhileAnsweringFailsOnlyThatRequest(signal: Int32) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        defer { daemon.signal(SIGKILL) }
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+        let lost = try await Self.worker(of: daemon)
+        // Stopped, it takes the question into its socket and says nothing: a11yd is waiting for
+        // the answer when the worker is killed, or when it gives up on it.
+        kill(lost, SIGSTOP)
+        try await client.send(RequestLine(.pronounce(.say("bonjour", lang: "fr")), id: .string("lost")))
+        try await Task.sleep(for: .milliseconds(300))
+        if signal == SIGKILL { kill(lost, SIGKILL) }
+        let failed = try await client.waitFor("lost") { $0.id == .string("lost") }
+        #expect(failed.error?.code == "engine_failed", "\(failed)")
+        #expect(failed.error?.message.contains("failed while answering this") == true, "\(failed.error?.message ?? "")")
+        #expect(failed.error?.message.contains(signal == SIGKILL ? "channel closed" : "stopped responding") == true, "\(failed.error?.message ?? "")")
+        let next = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "next")
+        #expect(next.ipa?.contains("bɔ̃ʒ") == true, "\(next)")
+        #expect(try await Self.worker(of: daemon, other: lost) != lost)
+        #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
+        #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "no in-process fallback")
+        await client.close()
+    }
+
+    /// A worker lost, and none can start again (here: a program that runs a11yd as a worker once,
+    /// then fails): only then is an engine made in process; it answers the look-ups and synthesises,
+    /// with the voices the first worker listed. Never silence.
+    @Test func noReplacementWorkerMeansAnInProcessEngineMadeThen() async throws {
+        let sandbox = try Sandbox()
+        let marker = sandbox.root + "/started-once"
+        let program = sandbox.root + "/worker-once"
+        try "#!/bin/sh\n[ -e '\(marker)' ] && exit 1\n: > '\(marker)'\nexec '\(Binaries.daemon)' \"$@\"\n"
+            .write(toFile: program, atomically: true, encoding: .utf8)
+        chmod(program, 0o755)
+        let engine = try WorkerEngine(executable: program, logger: Logger(label: "a11yd.test"))
+        let voices = await engine.voices()
+        #expect(voices.count > 100)
+        let bonjour = try await engine.ipa(ofText: "bonjour", voice: "fr")
+        #expect(bonjour.contains("bɔ̃ʒ"), "\(bonjour)")
+        let worker = try #require(processes(running: Binaries.daemon, withArgument: "--engine-worker").first { Self.parent(of: $0) == getpid() })
+        kill(worker, SIGKILL)
+        // Once the link thread has seen it die (it reaps it), whether or not it is still trying to
+        // start another: a request asked earlier could still reach the dying worker, and fail.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while kill(worker, 0) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await engine.ipa(ofText: "bonjour", voice: "fr") == bonjour)
+        #expect(try await engine.resolveVoice(language: "fr-FR") == "fr")
+        #expect(await engine.voices() == voices)
+        var samples = 0
+        for try await chunk in engine.synthesize(Utterance(
+            segments: [SpeechSegment(content: .text("bonjour"), voice: "fr", sourceStart: 0, sourceLength: 7)], rate: 175, pitch: 50, volume: 100))
+        {
+            samples += chunk.samples.count
+        }
+        #expect(samples > engine.format.sampleRate / 10, "synthesised in process")
+        #expect(processes(running: Binaries.daemon, withArgument: "--engine-worker").allSatisfy { Self.parent(of: $0) != getpid() })
+    }
+
     /// The running worker has no_new_privs and a seccomp filter; the same sandbox, probed, refuses
     /// a file opened for writing, sockets, exec and fork, and still synthesises.
     @Test func theWorkerIsShutIn() async throws {
@@ -202,10 +320,10 @@ import Glibc
 
         let arguments = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/cmdline"))
             .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        let dataFolder = try #require(arguments.firstIndex(of: "--espeak-data").map { arguments[$0 + 1] })
+        // a11yd names no data folder: the worker finds it, as this probe does.
+        #expect(!arguments.contains("--espeak-data"), "\(arguments)")
         let target = sandbox.root + "/written-by-the-worker"
-        let probe = try await run(
-            Binaries.daemon, ["--engine-worker", "--espeak-data", dataFolder, "--sandbox-probe", target], environment: [:])
+        let probe = try await run(Binaries.daemon, ["--engine-worker", "--sandbox-probe", target], environment: [:])
         #expect(probe.status == 0, "\(probe.stdout)\(probe.stderr)")
         let lines = Set(probe.stdout.split(separator: "\n").map(String.init))
         for refused in ["write-file", "unix-socket", "inet-socket", "exec", "fork"] {
@@ -247,6 +365,7 @@ import Glibc
         try await waitUntilAccepts(sandbox.socketPath)
         try await daemon.waitForLog("synthesis in process, not in a sandboxed worker")
         #expect(Self.workers(of: daemon).isEmpty)
+        #expect(Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "eSpeak is loaded in a11yd: \(Self.threadNames(of: daemon.pid))")
         let client = try await TestClient.connect(path: sandbox.socketPath)
         try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
         await client.close()

@@ -1,5 +1,6 @@
 import A11yCore
 import A11yEngine
+import A11yEngineWorker
 import A11yPronunciation
 import A11yProtocol
 import FuzzSupport
@@ -8,15 +9,22 @@ import Logging
 import Glibc
 #endif
 
-/// The engine path as `render` takes it, with the real libespeak-ng: a post (text, text with
-/// spans, or SSML) checked as the daemon checks it, planned by the pronouncer, its settings mapped
-/// as the daemon maps them, and synthesized. One mode in four hands the engine raw settings
-/// instead (huge, negative): `EspeakEngine` is a public API and must not trap on any Int.
+/// The engine path as `render` takes it in a11yd, against the engine worker: a post (text, text
+/// with spans, or SSML) checked as the daemon checks it, planned by the pronouncer (whose phoneme
+/// look-ups are questions to the worker), its settings mapped as the daemon maps them, and
+/// synthesized by the worker, every answer and chunk crossing the frame protocol both ways. One
+/// mode in four hands the engine raw settings instead (huge, negative): nothing may trap on any Int.
+/// The worker is this very program started with `--engine-worker` (as a11yd starts itself), in
+/// the same sandbox; libFuzzer drives a11yd's side.
 ///
-/// Invariants: a refusal is a `SpeechError`; synthesis ends (no hang, no crash); word marks point
-/// inside the utterance's text; every SSML mark is reported once; at most ~2 minutes of audio.
+/// Invariants: a refusal is a `SpeechError`; the worker never dies nor hangs (a11yd would survive
+/// it, but it is a finding in libespeak-ng or the worker); synthesis ends; word marks point inside
+/// the utterance's text; every SSML mark is reported once; at most ~2 minutes of audio.
 @main enum Fuzzer {
-    static func main() { runFuzzer(fuzzRender) }
+    static func main() {
+        if CommandLine.arguments.dropFirst().first == "--engine-worker" { EngineWorkerProcess.run(dataFolder: nil) }
+        runFuzzer(fuzzRender)
+    }
 }
 
 func fuzzRender(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -33,8 +41,15 @@ func fuzzRender(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 let languages: [String?] = [nil, "fr", "en-us", "de", "pt-BR", "ja", "xx-unknown", "cs"]
 let ipas = ["bɔ̃ʒuʁ", "ˈhɛloʊ", "ʃ", "a.b", "ʀʁr", "ɐ̃w̃", "²anden", "ts͡ʃ", "ˈˈ", "k:"]
-let engine = try! EspeakEngine(logger: Logger(label: "a11yd.fuzz"))
+let engine = try! WorkerEngine(logger: Logger(label: "a11yd.fuzz"))
 let pronouncer = Pronouncer(engine: engine)
+
+/// A failure that is the worker's death or hang, not a refusal: what a11yd reports when it had to
+/// replace its worker (`WorkerEngine.fail`), or when a text already cost it workers.
+func requireTheWorkerLived(_ error: SpeechError) {
+    require(!(error.code == .engineFailed && (error.message.contains("its worker") || error.message.hasPrefix("refused:"))),
+            "the engine worker died or hung: \(error.message)")
+}
 
 func render(mode: UInt8, language: String?, settingsByte: UInt8, spanBytes: [UInt8], raw: (Int, Int, Int), text: String) async {
     var post: Post
@@ -73,6 +88,7 @@ func render(mode: UInt8, language: String?, settingsByte: UInt8, spanBytes: [UIn
         utterance = try await plan(request, raw: mode == 3 ? raw : nil)
     } catch let error as SpeechError {
         require(!error.message.isEmpty, "a refusal without a message")
+        requireTheWorkerLived(error)
         return
     } catch {
         require(false, "a refusal that is not a SpeechError: \(error)")
@@ -93,6 +109,7 @@ func render(mode: UInt8, language: String?, settingsByte: UInt8, spanBytes: [UIn
         }
     } catch let error as SpeechError {
         require(!error.message.isEmpty, "a failure without a message")
+        requireTheWorkerLived(error)
         return
     } catch {
         require(false, "synthesis failed with a non-SpeechError: \(error)")

@@ -638,6 +638,14 @@ class Bench:
         a11y_ssip_ctl = SSIPClient(self.a.a11yd_ssip_socket, "bench-ctl")
         a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT)
         a11y_ssip_bg_start = lambda: a11y_ssip_bg.speak(LONG_TEXT)
+        fresh = []
+
+        def pause_then_connect():
+            """Pauses, then opens the connection that will resume: connected before the clock starts, as
+            a client that lives connected, but new to the daemon (issue 21's independent meter)."""
+            a11y_ctl.send({"op": "pause"})
+            fresh.append(A11ydClient(self.a.a11yd_socket))
+
         cases = {  # name: (background, pause, resume)
             "a11yd: a11ysay --pause / --resume": (
                 a11y_bg_start, lambda: run_cli(self.say_cmd("--pause")), lambda: run_cli(self.say_cmd("--resume"))),
@@ -646,6 +654,8 @@ class Bench:
             "a11yd: raw SSIP PAUSE ALL / RESUME ALL": (
                 a11y_ssip_bg_start, lambda: a11y_ssip_ctl.command("PAUSE ALL"),
                 lambda: a11y_ssip_ctl.command("RESUME ALL")),
+            "a11yd: raw socket, resume on a fresh connection": (
+                a11y_bg_start, pause_then_connect, lambda: fresh[-1].send({"op": "resume"})),
         }
         paused = {k: [] for k in cases}
         resumed = {k: [] for k in cases}
@@ -673,7 +683,7 @@ class Bench:
                 self.rec.wait_quiet(self.rec.count(), 300, 10)
             log(f"pause/resume round {i + 1}/{self.a.control_runs}:",
                 ", ".join(f"{n}={ms(paused[n][-1])}/{ms(resumed[n][-1])}" for n in cases))
-        for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl):
+        for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl, *fresh):
             c.close()
         self.results["pause"] = {k: {"values": v, **stats(v)} for k, v in paused.items()}
         self.results["resume"] = {k: {"values": v, **stats(v)} for k, v in resumed.items()}
@@ -863,6 +873,8 @@ def targets_issue_11(r):
                  "≤ 5 ms", 0.005))
     L.append(row("resume → sound, open connection (JSON Lines)",
                  median("resume", "a11yd: raw socket {\"op\":\"pause\"} / {\"op\":\"resume\"}"), None, "≤ 3 ms", 0.003))
+    L.append(row("resume → sound, fresh connection opened before the clock (JSON Lines)",
+                 median("resume", "a11yd: raw socket, resume on a fresh connection"), None, "≤ 3 ms", 0.003))
     L.append(row("`RESUME ALL` → sound, open SSIP connection",
                  median("resume", "a11yd: raw SSIP PAUSE ALL / RESUME ALL"), None, "", None))
     L.append(row("`a11ysay --help` (vs `spd-say -v`)", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median"),

@@ -29,6 +29,8 @@ import threading
 import time
 
 LETTERS = "abcdefghijklmnopqrstuvwx"   # 24 keys per block
+TYPING_INTERVAL = 0.15                  # a fast typist: each echo is cut by the next key
+RATE_GUESS = 48000                      # the recorder's rate (bench.py's RATE)
 WINDOW = """
 import gi
 gi.require_version("Gtk", "3.0")
@@ -377,10 +379,47 @@ def block(desktop, proxy, rec, server, upstream, keys, log, loud):
             t_arrival = rec.time_of(k, clock="arrival") if k is not None else None
             rows.append({"key": letter, "t_key": t_key, "sound": t_sound, "sound_envelope": t_envelope,
                          "sound_arrival": t_arrival, **seen})
+        rows += typing(keyboard, proxy, rec, keys, connection, loud)
         return rows
     finally:
         Desktop.end([p for p in (window, orca) if p is not None])
         time.sleep(0.3)
+
+
+def typing(keyboard, proxy, rec, keys, connection, loud, interval=TYPING_INTERVAL):
+    """The same keys typed at a typist's pace, each echo cutting the previous one (Orca's CANCEL): the
+    new echo's first sound is the first loud sample after the old one fell silent (≥ 2 ms at or below
+    QUIET) since the key."""
+    rec.wait_quiet(rec.count(), 300, 10)
+    presses = []
+    start = now()
+    for i, letter in enumerate(keys):
+        time.sleep(max(0.0, start + i * interval - now()))
+        n0 = rec.count()
+        presses.append((letter, n0, keyboard.press(letter)))
+    rec.wait_quiet(rec.count(), 500, 10)
+    time.sleep(0.1)
+    rows = []
+    for i, (letter, n0, t_key) in enumerate(presses):
+        t_next = presses[i + 1][2] if i + 1 < len(presses) else now()
+        n_next = presses[i + 1][1] if i + 1 < len(presses) else rec.count()
+        seen = analyse([x for x in proxy.since(t_key) if x[0] < t_next], t_key, connection)
+        k = onset_after_gap(rec, n0, n_next + RATE_GUESS // 50, loud)
+        rows.append({"key": letter, "typing": True, "t_key": t_key, "sound": rec.time_of(k) if k is not None else None,
+                     "sound_envelope": None, "sound_arrival": None, **seen})
+    return rows
+
+
+def onset_after_gap(rec, n0, n_end, loud, quiet=200, gap=RATE_GUESS // 500):
+    """First |sample| > loud after the first run of `gap` samples at or below `quiet`, from n0; or None."""
+    s = abs(rec.samples(n0, n_end))
+    run = 0
+    for i, x in enumerate(s > quiet):
+        run = 0 if x else run + 1
+        if run >= gap:
+            hits = (s[i:] > loud).nonzero()[0]
+            return n0 + i + int(hits[0]) if hits.size else None
+    return None
 
 
 def _median(values):
@@ -389,7 +428,8 @@ def _median(values):
             "min": min(ok) if ok else None, "max": max(ok) if ok else None}
 
 
-def summary(rows):
+def summary(rows, typing=False):
+    rows = [r for r in rows if bool(r.get("typing")) == typing]
     def d(a, b):
         return lambda r: (r[b] - r[a]) if r.get(a) is not None and r.get(b) is not None else None
     measures = {
@@ -442,7 +482,9 @@ def measure(rec, servers, log, blocks=2, loud=1000, pids=None):
     for name in rows:
         for r in rows[name]:
             r["commands"] = [(round(t * 1000, 3), line) for t, line in r["commands"]]
-    return {"servers": {name: {"summary": summary(r), "rows": r} for name, r in rows.items()},
+    return {"servers": {name: {"summary": summary(r), "typing": summary(r, typing=True), "rows": r}
+                        for name, r in rows.items()},
+            "typing_interval": TYPING_INTERVAL,
             "keys_per_block": len(LETTERS), "blocks": blocks}
 
 
@@ -456,17 +498,24 @@ def markdown(result):
         return []
     servers = result["servers"]
     names = list(servers)
-    L = [f"#### Orca's key echo, headless (Orca 43 on Xvfb, {result['blocks']} alternating blocks of "
-         f"{result['keys_per_block']} letters per server; medians, ms; min–max in brackets)", "",
-         "| measure | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    first = servers[names[0]]["summary"]
-    for measure_name in first:
-        cells = []
-        for n in names:
-            s = servers[n]["summary"][measure_name]
-            cells.append(f"{fmt(s['median'])} ({fmt(s['min'])}–{fmt(s['max'])}, n={s['n']})" if s["n"] else "–")
-        L.append(f"| {measure_name} | " + " | ".join(cells) + " |")
-    L.append("")
+    L = []
+    for part, title in (
+            ("summary", f"Orca's key echo, headless (Orca 43 on Xvfb, {result['blocks']} alternating blocks of "
+                        f"{result['keys_per_block']} letters per server, each key after silence; medians, ms; "
+                        "min–max in brackets)"),
+            ("typing", f"Orca's key echo while typing: the same letters {result['typing_interval'] * 1000:.0f} ms "
+                       "apart, each echo cut by the next key (first sound: the first loud sample after the old "
+                       "echo fell silent; medians, ms)")):
+        L += [f"#### {title}", "", "| measure | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        for measure_name in servers[names[0]][part]:
+            if part == "typing" and ("dated" in measure_name or "arrived" in measure_name):
+                continue   # one clock is enough here
+            cells = []
+            for n in names:
+                m = servers[n][part][measure_name]
+                cells.append(f"{fmt(m['median'])} ({fmt(m['min'])}–{fmt(m['max'])}, n={m['n']})" if m["n"] else "–")
+            L.append(f"| {measure_name} | " + " | ".join(cells) + " |")
+        L.append("")
     mine = servers.get("a11yd", {}).get("summary", {})
     theirs = servers.get("speech-dispatcher", {}).get("summary", {})
     echo, echo_spd = (x.get("key → first sound", {}).get("median") for x in (mine, theirs))

@@ -526,4 +526,9 @@ def markdown(result):
                  f"a11yd's share after the SPEAK {fmt(share)} ms (target ≤ 2 ms: "
                  f"{'met' if share is not None and share <= 0.002 else 'not met'}).")
         L.append("")
+    L.append("On this null sink a new stream's first sound is mixed at once (a rewind) or one sink block (5 ms) "
+             "later; the late case comes in about a third of the keys once another stream stands uncorked and idle "
+             "on the sink, as speech-dispatcher leaves its own after speaking (reproduced with an idle `pacat`): "
+             "\"first PCM handed to libpulse → first sound\" shows it.")
+    L.append("")
     return L

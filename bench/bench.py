@@ -23,9 +23,11 @@ import time
 
 import numpy as np
 
+import orca_echo
 import worker_cost
 
 RATE = 48000
+BLOCK = RATE * 5 // 1000  # parec's 5 ms fragments (--latency-msec=5): the null sink mixes 5 ms at once
 LOUD = 1000          # |sample| above this (about -30 dBFS) is sound; eSpeak's lead-in is below it
 QUIET = 200          # |sample| at or below this is silence when looking for the end of sound
 INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached early by a full-volume item
@@ -76,14 +78,30 @@ class Recorder:
             end = len(self.buf) // 2 if end is None else min(end, len(self.buf) // 2)
             return np.frombuffer(bytes(self.buf[2 * start:2 * end]), dtype="<i2").astype(np.int32)
 
-    def time_of(self, k):
-        """Monotonic time at which sample k was mixed (lower envelope of the read times)."""
+    def time_of(self, k, clock="mixed"):
+        """Monotonic time at which the null sink mixed sample k (`clock="mixed"`).
+
+        The null sink renders (mixes) BLOCK samples at once, when its timer fires or when a stream's new
+        data makes it rewind, up to one block ahead of the samples' nominal play times, and the monitor
+        hands the block on at once: every sample of a block exists from the block's render time. That is
+        the lower envelope of the read times taken at the end of k's block. The envelope taken at k itself
+        (`"envelope"`, this bench's clock before issue 21) assumes samples are mixed one by one in real
+        time, so it dates a sample up to a block (5 ms) before it was mixed: a whole block for the first
+        sample of a block, as after a resume (the negative latencies of earlier runs). `"arrival"`: the
+        time the read holding k arrived here, never early, late by the transport and any load."""
         with self.lock:
             i = bisect.bisect_left(self.ends, k + 1)
+            if i == len(self.ends):
+                return None
+            if clock == "arrival":
+                return self.times[i]
+            # The end of k's block: reads end on block boundaries (parec's fragments), several blocks
+            # at once when the reader was late.
+            at = k + 1 + (self.ends[i] - k - 1) % BLOCK if clock == "mixed" else k
             best = None
-            j = i
-            while j < len(self.ends) and self.ends[j] - k <= RATE:  # reads within 1 s after k
-                est = self.times[j] - (self.ends[j] - k) / RATE
+            j = bisect.bisect_left(self.ends, at) if clock == "mixed" else i
+            while j < len(self.ends) and self.ends[j] - at <= RATE:  # reads within 1 s after it
+                est = self.times[j] - (self.ends[j] - at) / RATE
                 best = est if best is None else min(best, est)
                 j += 1
             return best
@@ -621,6 +639,14 @@ class Bench:
         a11y_ssip_ctl = SSIPClient(self.a.a11yd_ssip_socket, "bench-ctl")
         a11y_bg_start = lambda: a11y_bg.post(LONG_TEXT)
         a11y_ssip_bg_start = lambda: a11y_ssip_bg.speak(LONG_TEXT)
+        fresh = []
+
+        def pause_then_connect():
+            """Pauses, then opens the connection that will resume: connected before the clock starts, as
+            a client that lives connected, but new to the daemon (issue 21's independent meter)."""
+            a11y_ctl.send({"op": "pause"})
+            fresh.append(A11ydClient(self.a.a11yd_socket))
+
         cases = {  # name: (background, pause, resume)
             "a11yd: a11ysay --pause / --resume": (
                 a11y_bg_start, lambda: run_cli(self.say_cmd("--pause")), lambda: run_cli(self.say_cmd("--resume"))),
@@ -629,6 +655,8 @@ class Bench:
             "a11yd: raw SSIP PAUSE ALL / RESUME ALL": (
                 a11y_ssip_bg_start, lambda: a11y_ssip_ctl.command("PAUSE ALL"),
                 lambda: a11y_ssip_ctl.command("RESUME ALL")),
+            "a11yd: raw socket, resume on a fresh connection": (
+                a11y_bg_start, pause_then_connect, lambda: fresh[-1].send({"op": "resume"})),
         }
         paused = {k: [] for k in cases}
         resumed = {k: [] for k in cases}
@@ -656,7 +684,7 @@ class Bench:
                 self.rec.wait_quiet(self.rec.count(), 300, 10)
             log(f"pause/resume round {i + 1}/{self.a.control_runs}:",
                 ", ".join(f"{n}={ms(paused[n][-1])}/{ms(resumed[n][-1])}" for n in cases))
-        for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl):
+        for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl, *fresh):
             c.close()
         self.results["pause"] = {k: {"values": v, **stats(v)} for k, v in paused.items()}
         self.results["resume"] = {k: {"values": v, **stats(v)} for k, v in resumed.items()}
@@ -731,6 +759,24 @@ class Bench:
             out["default" if volume is None else volume] = row
         self.results["loudness"] = out
 
+    # -- Orca's key echo (bench/orca_echo.py) ----------------------------------------------
+    def orca_echo(self):
+        servers = {"a11yd": self.a.a11yd_ssip_socket, "speech-dispatcher": self.a.speechd_socket}
+        try:
+            self.results["orca_echo"] = orca_echo.measure(self.rec, servers, log, blocks=self.a.orca_blocks,
+                                                          loud=LOUD, pids=self.procs())
+        except (OSError, RuntimeError) as e:   # no Orca, Xvfb or X server here: the rest still runs
+            self.results["notes"].append(f"Orca's key echo not measured: {e}")
+            log("orca echo:", e)
+
+    def run_only(self, part):
+        """One part alone, with the recorder (`BENCH_ONLY=orca_echo bench/run.sh`)."""
+        self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.rec = Recorder()
+        if not self.rec.wait_flowing(2.5):
+            raise SystemExit("bench: the monitor recording does not flow")
+        getattr(self, part)()
+
     # -- throughput (optional) ---------------------------------------------------------------
     def throughput(self):
         """espeak-ng CLI synthesis speed without audio output (--stdout), for scale."""
@@ -773,6 +819,7 @@ class Bench:
         self.stop()
         self.controls()
         self.loudness()
+        self.orca_echo()
         self.rec.close()
         self.rec = None
         time.sleep(2)
@@ -832,6 +879,8 @@ def targets_issue_11(r):
                  "≤ 5 ms", 0.005))
     L.append(row("resume → sound, open connection (JSON Lines)",
                  median("resume", "a11yd: raw socket {\"op\":\"pause\"} / {\"op\":\"resume\"}"), None, "≤ 3 ms", 0.003))
+    L.append(row("resume → sound, fresh connection opened before the clock (JSON Lines)",
+                 median("resume", "a11yd: raw socket, resume on a fresh connection"), None, "≤ 3 ms", 0.003))
     L.append(row("`RESUME ALL` → sound, open SSIP connection",
                  median("resume", "a11yd: raw SSIP PAUSE ALL / RESUME ALL"), None, "", None))
     L.append(row("`a11ysay --help` (vs `spd-say -v`)", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median"),
@@ -876,6 +925,7 @@ def markdown(r, args):
             L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                      f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
         L.append("")
+    L.extend(orca_echo.markdown(r.get("orca_echo")))
     if r.get("loudness"):
         L.append("#### Loudness: one sentence, `spd-say -w -l fr -i VOLUME` (RMS over the voiced part / peak, 16-bit)")
         L.append("")
@@ -965,11 +1015,13 @@ def main():
     p.add_argument("--utterances", type=int, default=50)
     p.add_argument("--idle-seconds", type=float, default=10)
     p.add_argument("--out", required=True)
+    p.add_argument("--orca-blocks", type=int, default=2)
+    p.add_argument("--only", help="run one part alone (orca_echo)")
     args = p.parse_args()
     bench = Bench(args)
     bench.results["versions"] = tool_versions()
     try:
-        bench.run()
+        bench.run_only(args.only) if args.only else bench.run()
     finally:
         if bench.rec:
             bench.rec.close()

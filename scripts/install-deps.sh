@@ -16,7 +16,8 @@ for option in "$@"; do
                           python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber
                           dbus-user-session passwd debhelper lintian dpkg-dev) ;;
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
-        --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind) ;;
+        --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind
+                           orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6) ;;  # bench/orca_echo.py
         *) echo "unknown option $option" >&2; exit 2 ;;
     esac
 done

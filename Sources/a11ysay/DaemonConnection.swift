@@ -40,7 +40,7 @@ struct DaemonConnection: ~Copyable {
     /// Sends `request`, then hands every message the daemon sends to `receive` until it returns
     /// false or the daemon closes the connection.
     func exchange(_ request: RequestLine, receive: (ServerMessage) throws -> Bool) throws {
-        try write(LineCodec.encode(request) + [UInt8(ascii: "\n")])
+        try write(RequestWriter.line(request))
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

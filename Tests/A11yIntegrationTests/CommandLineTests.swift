@@ -264,6 +264,31 @@ import Testing
         }
     }
 
+    /// a11ysay writes the requests of its common forms by hand (`RequestWriter`, for start-up time):
+    /// each line must be, byte for byte, what `LineCodec` writes for the same request.
+    @Test func theHandWrittenLinesAreLineCodecs() async throws {
+        let daemon = try RecordingSocket()
+        let texts = [
+            "bonjour", "", #"ça va ? "oui" \ / 🙂 {"op":"stop"}"#, "tab\there", "ligne\nsuivante", "del\u{7F}",
+            "séparateur\u{2028}de ligne", "e\u{301}", "\u{1}", "日本語",
+        ]
+        for text in texts {
+            let cases: [([String], Post)] = [
+                ([text], Post(text: text, kind: .announcement)),
+                (["--lang", "fr", "--queue", text], Post(text: text, kind: .announcement, queue: true, lang: "fr")),
+                (["--priority", "high", "--screen", "--lang", text, "x"], Post(text: "x", kind: .screenChanged, priority: .high, lang: text)),
+            ]
+            for (argv, post) in cases {
+                let result = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
+                #expect(result.line == LineCodec.encodeString(RequestLine(.post(post))), "\(argv): \(result.err)")
+            }
+        }
+        for (argv, request) in [(["--stop"], Request.stop), (["--pause", "--at", "word"], .pause(.word)), (["--resume"], .resume), (["--status"], .status)] {
+            let result = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
+            #expect(result.line == LineCodec.encodeString(RequestLine(request)), "\(argv): \(result.err)")
+        }
+    }
+
     /// `a11ysay --help` is printed from a copy (`HelpText`) when ArgumentParser would render it
     /// 80 columns wide; `-h` is always ArgumentParser's own rendering.
     @Test func theHelpIsArgumentParsersOwn() async throws {

@@ -104,7 +104,10 @@ public final class SSIPServer: Service, Sendable {
                         // outbox (QUIT, the client gone, a client not reading, shutdown).
                         try await outbox.drain { try await outbound.write($0) }
                         outbound.finish()
-                        // The conversation is over: stop reading too.
+                        // The conversation is over: stop reading too. Closing our input ends the
+                        // reader below even when the client stays connected and silent (Orca while
+                        // a11yd stops): waiting for its EOF would hold the shutdown until it is cut.
+                        channel.channel.close(mode: .input, promise: nil)
                         throw ConnectionEnded()
                     }
                     do {

@@ -117,6 +117,55 @@ import Glibc
         #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
     }
 
+    /// The same through SSIP, as Orca and spd-say live it: the message being said when its worker
+    /// dies ends with `703 CANCELED` (SSIP has no failure event), once, never `702 END`; twice in a
+    /// row; the next message is heard and ends with `702 END`.
+    @Test(arguments: [SIGSEGV, SIGKILL])
+    func aWorkerCrashedOrKilledMidMessageCancelsOnlyThatSSIPMessage(signal: Int32) async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let ssipPath = sandbox.root + "/ssip"
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--ssip-socket", ssipPath])
+        defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(ssipPath)
+        let client = try await offThePool { try RawSSIPClient(path: ssipPath) }
+        defer { client.close() }
+        for line in ["SET self CLIENT_NAME test:worker:main", "SET self NOTIFICATION ALL on", "SET self LANGUAGE fr"] {
+            let reply = try await offThePool { try client.command(line) }
+            #expect(reply.hasPrefix("2"), "\(line): \(reply)")
+        }
+        func speak(_ text: String) async throws -> String {
+            #expect(try await offThePool { try client.command("SPEAK") } == "230 OK RECEIVING DATA\r\n")
+            let queued = try await offThePool { try client.command(text + "\r\n.") }
+            #expect(queued.hasSuffix("225 OK MESSAGE QUEUED\r\n"), "\(queued)")
+            return String(queued.dropFirst(4).prefix { !$0.isNewline })
+        }
+        func event(_ name: String, _ message: String, timeout: Duration = .seconds(15)) async throws -> String? {
+            try await offThePool { try client.waitForEvent(name, message: message, timeout: timeout) }
+        }
+
+        var previous: Int32?
+        for round in 1...2 {
+            let worker = try await Self.worker(of: daemon, other: previous)
+            let message = try await speak(Self.longText("essai \(round)"))
+            #expect(try await event("701 BEGIN", message) != nil, "\(daemon.log)")
+            kill(worker, signal)
+            #expect(try await event("703 CANCELED", message) != nil, "the message ended canceled: \(daemon.log)")
+            #expect(try await event("702 END", message, timeout: .milliseconds(300)) == nil, "and was never told spoken")
+            #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
+            previous = worker
+        }
+        let recorder = MonitorRecorder(server: pulse.serverAddress)
+        try recorder.start()
+        let next = try await speak("bonjour tout le monde")
+        #expect(try await event("702 END", next) != nil, "\(daemon.log)")
+        let recording = recorder.stop()
+        #expect(recording.rms() > 0.02, "the next message reached the null sink")
+        #expect(daemon.log.contains("signal \(signal)"), "the log says how the worker ended: \(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+    }
+
     /// A stopped worker reads and sends nothing: after `WorkerEngine.hangLimit` it is killed and
     /// replaced, whether a11yd was sending it the text (`posted`: stopped before a text larger than
     /// the socket's buffer) or reading its audio (`word`).

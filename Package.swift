@@ -29,13 +29,14 @@ let package = Package(
         ),
 
         // The operating system without Foundation, one small type per concept: paths, folders, bounded
-        // file reads, the environment, the home folder, Landlock, the allocator's limits (Glibc underneath).
+        // file reads, the environment, the home folder, Landlock, the allocator's limits, a Unix socket's
+        // address and a blocking probe of it, posix_spawn (Glibc underneath).
         .target(name: "A11ySystem", dependencies: ["CMalloc", "CLandlock"]),
         // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
         .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
         // a11yd's configuration file, read the same way by a11yd and a11ysay: where it is, its bounded
-        // read and the strict TOML reader; and `TextError`, the located refusal of every text reader
+        // read and the strict TOML reader, and where the JSON socket is (`SocketLocation`); and `TextError`, the located refusal of every text reader
         // (TOML, SSML, PLS). No Foundation: a11ysay links it statically.
         .target(name: "A11yConfiguration", dependencies: ["A11ySystem"]),
 
@@ -70,7 +71,7 @@ let package = Package(
         .target(
             name: "A11yFrontEnd",
             dependencies: [
-                "A11yProtocol", "A11ySystem",
+                "A11ySystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,7 +90,7 @@ let package = Package(
         .target(
             name: "A11ySSIP",
             dependencies: [
-                "A11yCore", "A11yProtocol", "A11yFrontEnd",
+                "A11yCore", "A11yFrontEnd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -168,7 +169,7 @@ let package = Package(
         .target(
             name: "A11yTestSupport",
             dependencies: [
-                "A11yCore", "A11yProtocol", "CPulse",
+                "A11yCore", "A11yProtocol", "A11ySystem", "CPulse",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -176,7 +177,7 @@ let package = Package(
         ),
 
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
-        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
+        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11ySystem", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),

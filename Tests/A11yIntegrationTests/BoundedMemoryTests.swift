@@ -2,6 +2,7 @@ import A11yCore
 import A11yFrontEnd
 @testable import A11yDaemon
 import A11yProtocol
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Testing

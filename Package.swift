@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "A11yCore", targets: ["A11yCore"]),
         // For the fuzzers (Fuzz/, its own package): the parsers and the engine they drive.
         .library(name: "A11yProtocol", targets: ["A11yProtocol"]),
+        .library(name: "A11yJSONLines", targets: ["A11yJSONLines"]),
         .library(name: "A11yPronunciation", targets: ["A11yPronunciation"]),
         .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
         .library(name: "A11yEngine", targets: ["A11yEngine"]),
@@ -80,10 +81,20 @@ let package = Package(
             ]
         ),
 
-        // JSON Lines protocol v1, shared by the daemon and its clients.
+        // JSON Lines protocol v1, shared by the daemon and its clients: the wire model (`RequestLine`,
+        // `ServerMessage`) and its codec (`LineCodec`). No NIO: a11ysay, a blocking client, links it.
+        .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
+
+        // The JSON Lines front end over the speech API: server, connection, router and line framing
+        // (as A11ySSIP is for SSIP).
         .target(
-            name: "A11yProtocol",
-            dependencies: ["A11yCore", .product(name: "NIOCore", package: "swift-nio")]
+            name: "A11yJSONLines",
+            dependencies: [
+                "A11yCore", "A11yProtocol", "A11yFrontEnd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
 
         // SSIP, speech-dispatcher's protocol: a second front end over the speech API.
@@ -100,10 +111,9 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
-                "A11yConfiguration",
+                "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yPronunciation", "A11yJSONLines", "A11ySSIP", "A11yFrontEnd",
+                "A11ySystem", "A11yConfiguration",
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -169,7 +179,7 @@ let package = Package(
         .target(
             name: "A11yTestSupport",
             dependencies: [
-                "A11yCore", "A11yProtocol", "A11ySystem", "CPulse",
+                "A11yCore", "A11yProtocol", "A11yJSONLines", "A11ySystem", "CPulse",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -187,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: [
-                "A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
+                "A11yDaemon", "A11yProtocol", "A11yJSONLines", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
                 "A11yConfiguration", .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),

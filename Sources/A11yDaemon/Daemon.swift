@@ -5,6 +5,7 @@ import A11yEngine
 import A11yEngineWorker
 import A11yPronunciation
 import A11yFrontEnd
+import A11yJSONLines
 import A11ySSIP
 import A11ySystem
 import Logging

@@ -8,9 +8,6 @@ import Foundation
 
 /// JSON Lines: one UTF-8 JSON object per line, each way. One decode per line, straight from its bytes.
 public enum LineCodec {
-    /// The longest line the daemon reads; longer ones are refused with `line_too_long`.
-    public static let maximumLineLength = 1 << 20
-
     /// One line, without its newline. Sorted keys, so that a line reads the same every time.
     public static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()

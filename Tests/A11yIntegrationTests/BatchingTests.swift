@@ -1,5 +1,5 @@
 import A11yCore
-@testable import A11yDaemon
+@testable import A11yJSONLines
 import A11yProtocol
 import Logging
 import NIOCore
@@ -46,7 +46,7 @@ import Testing
     func deliver(
         _ lines: [String], to speech: StepRecorder = StepRecorder()
     ) async throws -> (steps: [[UtteranceID]], answers: [ServerMessage]) {
-        let router = ConnectionRouter(logger: Logger(label: "test"))
+        let router = JSONLinesRouter(logger: Logger(label: "test"))
         let client = ClientID.next()
         let outbox = await router.register(client, cutOff: {})
         let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yJSONLines
 import A11yProtocol
 import FuzzSupport
 import NIOCore

@@ -10,8 +10,10 @@ import NIOCore
 struct JSONLinesConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
-    let router: ConnectionRouter
+    let router: JSONLinesRouter
     let outbox: Outbox<ServerMessage>
+    /// The framing's limit, named in the `line_too_long` refusal.
+    var maximumLineLength = LineFrameDecoder.defaultMaximumLength
 
     func handle(_ lines: LineBatch) async {
         for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
@@ -30,7 +32,7 @@ struct JSONLinesConnection: Sendable {
         }
         if lines.skippedOverlongLine {
             await router.send(
-                .failure(SpeechError(.lineTooLong, "a line exceeded \(LineCodec.maximumLineLength) bytes and was ignored"), to: nil),
+                .failure(SpeechError(.lineTooLong, "a line exceeded \(maximumLineLength) bytes and was ignored"), to: nil),
                 to: client)
         }
     }

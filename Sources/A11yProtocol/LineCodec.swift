@@ -20,8 +20,21 @@ public enum LineCodec {
         String(decoding: encode(value), as: UTF8.self)
     }
 
-    /// A client's line, or why not (with the line's `id` when it had a readable one, so the error
-    /// reply still carries it).
+    /// A client's line as the daemon carries it out, checked and converted for the speech API in
+    /// one step, or why not (with the line's `id` when it had a readable one, so the error reply
+    /// still carries it).
+    public static func decodeCheckedRequest(_ line: some Collection<UInt8>) -> Result<CheckedRequest, RequestLineError> {
+        decodeRequest(line).flatMap { request in
+            do throws(SpeechError) {
+                return .success(try request.checked())
+            } catch {
+                return .failure(RequestLineError(error, id: request.id))
+            }
+        }
+    }
+
+    /// A client's line in its wire form, or why not (with the line's `id` when it had a readable
+    /// one). Only what JSON decoding checks: the ranges and combinations are `RequestLine.checked()`'s.
     public static func decodeRequest(_ line: some Collection<UInt8>) -> Result<RequestLine, RequestLineError> {
         // Checked first and refused whole: a replaced byte would silently change what is said.
         guard String(validating: line, as: UTF8.self) != nil else {
@@ -51,32 +64,9 @@ public enum LineCodec {
             let container = try decoder.container(keyedBy: Keys.self)
             let id = try? container.decodeIfPresent(RequestID.self, forKey: .id)
             do {
-                let line = try RequestLine(from: decoder)
-                if case .post(let post) = line.request { _ = try post.speechRequest() }
-                if case .batch(let posts) = line.request { try Self.validate(posts) }
-                if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
-                if case .render(let post) = line.request { _ = try post.speechRequest() }
-                if case .lexicon(let lexicon) = line.request { _ = try lexicon.change() }
-                self.line = .success(line)
-            } catch let error as SpeechError {
-                self.line = .failure(RequestLineError(error, id: id))
+                self.line = .success(try RequestLine(from: decoder))
             } catch let error as DecodingError {
                 self.line = .failure(RequestLineError(LineCodec.describe(error), id: id))
-            }
-        }
-
-        /// A batch is accepted whole or not at all, so each of its posts is checked here and the
-        /// error names the one at fault.
-        private static func validate(_ posts: [Post]) throws(SpeechError) {
-            guard (1...Request.batchLimit).contains(posts.count) else {
-                throw SpeechError(.invalidRequest, "'posts' must hold 1 to \(Request.batchLimit) posts, got \(posts.count)")
-            }
-            for (index, post) in posts.enumerated() {
-                do {
-                    _ = try post.speechRequest()
-                } catch {
-                    throw SpeechError(error.code, "posts[\(index)]: \(error.message)")
-                }
             }
         }
     }

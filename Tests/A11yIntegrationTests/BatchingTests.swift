@@ -112,7 +112,7 @@ import Testing
         let decoded = try LineCodec.decodeRequest(LineCodec.encode(line)).get()
         #expect(decoded == line)
         let tooMany = RequestLine(.batch(Array(repeating: Post(text: "x"), count: Request.batchLimit + 1)))
-        guard case .failure(let failure) = LineCodec.decodeRequest(LineCodec.encode(tooMany)) else {
+        guard case .failure(let failure) = LineCodec.decodeCheckedRequest(LineCodec.encode(tooMany)) else {
             Issue.record("a batch over the limit was accepted")
             return
         }

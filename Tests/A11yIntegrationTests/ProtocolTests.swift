@@ -8,6 +8,11 @@ import Testing
         LineCodec.decodeRequest(Array(line.utf8))
     }
 
+    /// As the daemon reads a line: decoded, then checked for the speech API.
+    func decodeChecked(_ line: String) -> Result<CheckedRequest, RequestLineError> {
+        LineCodec.decodeCheckedRequest(Array(line.utf8))
+    }
+
     @Test func aPostDecodesWithEveryField() throws {
         let line = try decode(#"""
             {"op":"post","id":"a","kind":"screenChanged","text":"Réglages","queue":true,"priority":"high","lang":"fr","rate":0.7,"pitch":1.2,"volume":0.5}
@@ -18,6 +23,14 @@ import Testing
         }
         #expect(line.id == .string("a") && post.kind == .screenChanged)
         #expect(post.queue == true && post.priority == .high && post.rate == 0.7)
+    }
+
+    /// A post is converted to the speech API's request once, as it is read.
+    @Test func aCheckedPostIsTheSpeechRequest() throws {
+        let request = try decodeChecked(#"{"op":"post","id":2,"kind":"layoutChanged","text":"trois","lang":"fr","pitch":1.5}"#).get()
+        #expect(request == CheckedRequest(
+            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, priority: nil, queued: false, language: "fr", pitch: 1.5)),
+            id: .number(2)))
     }
 
     @Test(arguments: [
@@ -32,7 +45,7 @@ import Testing
         (#"{"op":"pause","at":"sentence"}"#, "invalid_request"),
     ])
     func badRequestsGetACode(line: String, code: String) {
-        switch decode(line) {
+        switch decodeChecked(line) {
         case .success:
             Issue.record("accepted \(line)")
         case .failure(let failure):
@@ -53,6 +66,7 @@ import Testing
     }
 
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {
+        #expect(decodeChecked(#"{"op":"post","id":8,"text":"x","rate":2}"#).failureID == .number(8))
         #expect(decode(#"{"op":"fly","id":7}"#).failureID == .number(7))
         #expect(decode(#"{"op":"fly","id":"x"}"#).failureID == .string("x"))
         #expect(decode("garbage").failureID == nil)
@@ -76,7 +90,7 @@ import Testing
     }
 }
 
-extension Result<RequestLine, RequestLineError> {
+extension Result where Failure == RequestLineError {
     var failureID: RequestID? {
         if case .failure(let failure) = self { return failure.id }
         return nil

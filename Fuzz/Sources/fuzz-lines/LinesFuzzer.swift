@@ -93,7 +93,11 @@ func check(_ line: [UInt8]) {
         case .failure(let failure):
             require(false, "re-encoded request refused: \(failure.error) for \(String(decoding: again, as: UTF8.self))")
         }
-    case .failure(let failure):
+    case .failure:
+        break
+    }
+    // As the daemon reads it: decoded, then checked for the speech API.
+    if case .failure(let failure) = LineCodec.decodeCheckedRequest(line) {
         let code = failure.error.code.wireName
         require(lineCodes.contains(code), "unexpected code \(code)")
         require((code == "bad_utf8") == !isUTF8, "bad_utf8 is \(code == "bad_utf8") for a line whose UTF-8 validity is \(isUTF8)")

@@ -33,7 +33,7 @@ struct JSONLinesConnection: Sendable {
         }
         if lines.skippedOverlongLine {
             await router.send(
-                .failure(SpeechError(.lineTooLong, "a line exceeded \(maximumLineLength) bytes and was ignored"), to: nil),
+                .failure(for: ProtocolError(.lineTooLong, "a line exceeded \(maximumLineLength) bytes and was ignored"), to: nil),
                 to: client)
         }
     }
@@ -47,7 +47,7 @@ struct JSONLinesConnection: Sendable {
         do {
             for post in posts { items.append(try await speech.prepare(post)) }
         } catch {
-            await router.send(.failure(SpeechError(wrapping: error), to: id), to: client)
+            await router.send(.failure(for: error, to: id), to: client)
             return
         }
         await router.expect(items.map(\.id), by: client)
@@ -88,7 +88,7 @@ struct JSONLinesConnection: Sendable {
             }
             return .reply(reply, to: request.id)
         } catch {
-            return .failure(SpeechError(wrapping: error), to: request.id)
+            return .failure(for: error, to: request.id)
         }
     }
 

@@ -38,13 +38,13 @@ public enum LineCodec {
     public static func decodeRequest(_ line: some Collection<UInt8>) -> Result<RequestLine, RequestLineError> {
         // Checked first and refused whole: a replaced byte would silently change what is said.
         guard String(validating: line, as: UTF8.self) != nil else {
-            return .failure(RequestLineError(SpeechError(.badUTF8, "the line is not valid UTF-8"), id: nil))
+            return .failure(RequestLineError(ProtocolError(.badUTF8, "the line is not valid UTF-8"), id: nil))
         }
         let decoded: DecodedLine
         do {
             decoded = try JSONDecoder().decode(DecodedLine.self, from: Data(line))
         } catch {
-            return .failure(RequestLineError(SpeechError(.badJSON, "each line must be one JSON object"), id: nil))
+            return .failure(RequestLineError(ProtocolError(.badJSON, "each line must be one JSON object"), id: nil))
         }
         return decoded.line
     }
@@ -72,7 +72,7 @@ public enum LineCodec {
     }
 
     /// A sentence that names the field.
-    fileprivate static func describe(_ error: DecodingError) -> SpeechError {
+    fileprivate static func describe(_ error: DecodingError) -> ProtocolError {
         func path(_ context: DecodingError.Context) -> String {
             context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }
@@ -81,32 +81,33 @@ public enum LineCodec {
         case .keyNotFound(let key, let context):
             let within = path(context)
             if key.stringValue == "op" && within.isEmpty {
-                return SpeechError(.invalidRequest, "missing 'op' (one of \(operations))")
+                return ProtocolError(.invalidRequest, "missing 'op' (one of \(operations))")
             }
-            return SpeechError(.invalidRequest, "missing '\(key.stringValue)'\(within.isEmpty ? "" : " in '\(within)'")")
+            return ProtocolError(.invalidRequest, "missing '\(key.stringValue)'\(within.isEmpty ? "" : " in '\(within)'")")
         case .typeMismatch(let type, let context):
-            return SpeechError(.invalidRequest, "'\(path(context))' has the wrong type (expected \(type))")
+            return ProtocolError(.invalidRequest, "'\(path(context))' has the wrong type (expected \(type))")
         case .valueNotFound(_, let context):
-            return SpeechError(.invalidRequest, "'\(path(context))' is null")
+            return ProtocolError(.invalidRequest, "'\(path(context))' is null")
         case .dataCorrupted(let context):
             let field = path(context)
             if field == "op" {
-                return SpeechError(.unknownOperation, "unknown 'op'; expected one of \(operations)")
+                return ProtocolError(.unknownOperation, "unknown 'op'; expected one of \(operations)")
             }
-            return SpeechError(.invalidRequest, "'\(field)' has an invalid value: \(context.debugDescription)")
+            return ProtocolError(.invalidRequest, "'\(field)' has an invalid value: \(context.debugDescription)")
         @unknown default:
-            return SpeechError(.invalidRequest, "\(error)")
+            return ProtocolError(.invalidRequest, "\(error)")
         }
     }
 }
 
-/// A line that is not a request, with the id it carried (if any could be read).
+/// A line that is not a request, as the reply says it (the form its error chose), with the id it
+/// carried (if any could be read).
 public struct RequestLineError: Error, Sendable, Equatable {
-    public var error: SpeechError
+    public var error: ServerMessage.WireError
     public var id: RequestID?
 
-    public init(_ error: SpeechError, id: RequestID?) {
-        self.error = error
+    public init(_ error: some WireErrorConvertible, id: RequestID?) {
+        self.error = error.wireError
         self.id = id
     }
 }

@@ -49,7 +49,7 @@ import Testing
         case .success:
             Issue.record("accepted \(line)")
         case .failure(let failure):
-            #expect(failure.error.code.wireName == code, "\(failure.error.message)")
+            #expect(failure.error.code == code, "\(failure.error.message)")
             #expect(!failure.error.message.isEmpty)
         }
     }
@@ -62,7 +62,7 @@ import Testing
             Issue.record("accepted invalid UTF-8")
             return
         }
-        #expect(failure.error.code == .badUTF8)
+        #expect(failure.error.code == "bad_utf8")
     }
 
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {
@@ -70,6 +70,21 @@ import Testing
         #expect(decode(#"{"op":"fly","id":7}"#).failureID == .number(7))
         #expect(decode(#"{"op":"fly","id":"x"}"#).failureID == .string("x"))
         #expect(decode("garbage").failureID == nil)
+    }
+
+    /// Each error chooses its form on the wire: the speech API's codes and the protocol's own each
+    /// have their name, and anything else is `internal`.
+    @Test func errorsChooseTheirOwnWireForm() {
+        let names = SpeechError.Code.all.map(SpeechError.wireName(of:))
+        #expect(Set(names).count == names.count, "\(names)")
+        #expect(ServerMessage.failure(for: SpeechError(.unknownVoice, "non"), to: nil) == .failure(.init(code: "unknown_voice", message: "non"), to: nil))
+        #expect(ServerMessage.failure(for: ProtocolError(.lineTooLong, "long"), to: .number(1)) == .failure(.init(code: "line_too_long", message: "long"), to: .number(1)))
+        struct Unexpected: Error {}
+        guard case .failure(let wire, _) = ServerMessage.failure(for: Unexpected(), to: nil) else {
+            Issue.record("not a failure")
+            return
+        }
+        #expect(wire.code == "internal")
     }
 
     /// The queue's own pause is `paused` without an utterance, and reads back as such.

@@ -29,17 +29,19 @@ let package = Package(
             dependencies: [.product(name: "DequeModule", package: "swift-collections")]
         ),
 
-        // The operating system without Foundation, one small type per concept: paths, folders, bounded
-        // file reads, the environment, the home folder, Landlock, the allocator's limits, a Unix socket's
-        // address and a blocking probe of it, posix_spawn (Glibc underneath).
+        // The operating system over Glibc, one small type per concept: paths, folders, bounded file
+        // reads, the environment, the home folder, named detached threads, Landlock, the allocator's
+        // limits, a Unix socket's address and a blocking probe of it, posix_spawn. It imports no
+        // Foundation, not even FoundationEssentials.
         .target(name: "A11ySystem", dependencies: ["CMalloc", "CLandlock"]),
         // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
         .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
         // a11yd's configuration file, read the same way by a11yd and a11ysay: where it is, its bounded
         // read and the strict TOML reader, and where the JSON socket is (`SocketLocation`); and
-        // `TextError`, the located refusal of every text reader (TOML, SSML, PLS). No Foundation:
-        // a11ysay links it statically.
+        // `TextError`, the located refusal of every text reader (TOML, SSML, PLS). It imports no
+        // Foundation, not even FoundationEssentials (a11ysay links it statically, with
+        // FoundationEssentials only for its JSON coding).
         .target(name: "A11yConfiguration", dependencies: ["A11ySystem"]),
 
         // Thin C edges.
@@ -159,11 +161,12 @@ let package = Package(
             // libstdc++ and glibc linked in), so no dynamic loader and no relocations at start-up:
             // `a11ysay --help` 0.6 ms of CPU and 101 page faults, against 2.4 ms and 313 with
             // `-static-stdlib` alone (`perf stat`, BENCHMARKS.md). The linker warns that glibc's NSS
-            // functions need the machine's glibc at run time: a11ysay calls one itself, getpwuid_r
-            // (`HomeFolder`), only when HOME is unset, and glibc's built-in files module answers it
-            // from /etc/passwd; the others it names come with FoundationEssentials (getpwnam_r,
-            // getgrgid_r, getgrnam_r), on paths a11ysay does not take. No NIO: a blocking client, it
-            // links A11yProtocol, the wire model and its codec alone (28.3 MB, 35.0 MB with NIOCore).
+            // functions need the machine's glibc at run time: a11ysay's own code calls one,
+            // getpwuid_r (`HomeFolder`), only when HOME is unset, and glibc's built-in files module
+            // answers it from /etc/passwd; the other calls it names are FoundationEssentials' own
+            // (getpwuid_r, getpwnam_r, getgrgid_r, getgrnam_r: its ProcessInfo and FileManager), on
+            // paths a11ysay does not take. No NIO: a blocking client, it links A11yProtocol, the wire
+            // model and its codec alone (28.3 MB, 35.0 MB with NIOCore).
             linkerSettings: [
                 .unsafeFlags(["-static-executable"]),
                 // Static FoundationEssentials (JSON coding) needs these two; the autolink entries miss them.
@@ -177,11 +180,11 @@ let package = Package(
             dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // Test helpers: private PulseAudio, monitor recorder, JSON Lines client.
+        // Test helpers: private PulseAudio, monitor recorder, JSON Lines client, waiting for an output.
         .target(
             name: "A11yTestSupport",
             dependencies: [
-                "A11yCore", "A11yProtocol", "A11yJSONLines", "A11ySystem", "CPulse",
+                "A11yCore", "A11yProtocol", "A11yJSONLines", "A11yAudio", "A11ySystem", "CPulse",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -189,6 +192,10 @@ let package = Package(
         ),
 
         .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
+        // Unit tests of the operating-system layer (paths, bounded reads, folders, environment, home).
+        .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem"]),
+        // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
+        .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
         .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11ySystem", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yCore"]),

@@ -5,8 +5,8 @@ import Logging
 /// One `pa_stream` for playback, in one format, on the connection's current context.
 ///
 /// Used only with the mainloop lock held (by the owner, or by libpulse callbacks). At most one
-/// drain and one timing update are outstanding; `close()` cancels them, so their completions never
-/// run for a stream that is gone.
+/// drain, one read-index request and one timing refresh are outstanding, each a `StreamOperation`;
+/// `close()` cancels them, so their completions never run for a stream that is gone.
 final class PlaybackStream {
     enum Event {
         case ready
@@ -40,11 +40,9 @@ final class PlaybackStream {
     private(set) var hasBeenWritten = false
     private(set) var granted: BufferAttributes?
 
-    private var drainOperation: OpaquePointer?
-    private var drainDone: ((Bool) -> Void)?
-    private var timingOperation: OpaquePointer?
-    private var timingDone: ((Int64?) -> Void)?
-    private var refreshOperation: OpaquePointer?
+    private let drainOperation = StreamOperation()
+    private let readIndexOperation = StreamOperation()
+    private let refreshOperation = StreamOperation()
 
     private var frameSize: Int { 2 * format.channels }
 
@@ -115,9 +113,9 @@ final class PlaybackStream {
     func close() {
         guard !closed else { return }
         closed = true
-        cancelDrain()
-        cancelTimingUpdate()
-        cancelRefresh()
+        drainOperation.cancel()
+        readIndexOperation.cancel()
+        refreshOperation.cancel()
         pa_stream_set_state_callback(handle, nil, nil)
         pa_stream_set_write_callback(handle, nil, nil)
         pa_stream_set_latency_update_callback(handle, nil, nil)
@@ -198,85 +196,38 @@ final class PlaybackStream {
 
     // MARK: Operations
 
-    var isDraining: Bool { drainOperation != nil }
+    var isDraining: Bool { drainOperation.isPending }
 
     /// Asks the server to play out what it has; `done(success)` when it has.
     func drain(_ done: @escaping (Bool) -> Void) {
-        guard isReady, drainOperation == nil else { return }
-        drainDone = done
-        drainOperation = pa_stream_drain(handle, { _, success, userdata in
-            PlaybackStream.from(userdata)?.drainCompleted(success: success != 0)
-        }, userdata)
-        if drainOperation == nil { drainDone = nil }
+        guard isReady, !drainOperation.isPending else { return }
+        drainOperation.start({ pa_stream_drain(handle, $0, $1) }, done: done)
     }
 
     func cancelDrain() {
-        guard let op = drainOperation else { return }
-        pa_operation_cancel(op)
-        pa_operation_unref(op)
-        drainOperation = nil
-        drainDone = nil
+        drainOperation.cancel()
     }
 
-    private func drainCompleted(success: Bool) {
-        if let op = drainOperation { pa_operation_unref(op) }
-        drainOperation = nil
-        let done = drainDone
-        drainDone = nil
-        done?(success)
-    }
-
-    var isUpdatingTiming: Bool { timingOperation != nil }
+    var isUpdatingTiming: Bool { readIndexOperation.isPending }
 
     /// Asks where the read index is; `done(frame)` with it, or `nil` when there is no reading.
+    /// Replaces a request still outstanding (its `done` is not called).
     func requestReadIndex(_ done: @escaping (Int64?) -> Void) {
         guard isReady else { return }
-        cancelTimingUpdate()
-        timingDone = done
-        timingOperation = pa_stream_update_timing_info(handle, { _, success, userdata in
-            PlaybackStream.from(userdata)?.timingUpdated(success: success != 0)
-        }, userdata)
-        if timingOperation == nil { timingDone = nil }
-    }
-
-    private func cancelTimingUpdate() {
-        guard let op = timingOperation else { return }
-        pa_operation_cancel(op)
-        pa_operation_unref(op)
-        timingOperation = nil
-        timingDone = nil
-    }
-
-    private func timingUpdated(success: Bool) {
-        if let op = timingOperation { pa_operation_unref(op) }
-        timingOperation = nil
-        let done = timingDone
-        timingDone = nil
-        var frame: Int64?
-        if success, let info = pa_stream_get_timing_info(handle) {
-            frame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+        // The completion runs only while the stream is open (`close()` cancels it first).
+        readIndexOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }) { [handle, frameSize] success in
+            var frame: Int64?
+            if success, let info = pa_stream_get_timing_info(handle) {
+                frame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+            }
+            done(frame)
         }
-        done?(frame)
     }
 
     /// Asks for fresh timing (one request at a time); `.timing` follows when it is back.
     func refreshTiming() {
-        guard isReady, refreshOperation == nil else { return }
-        refreshOperation = pa_stream_update_timing_info(handle, { _, _, userdata in
-            PlaybackStream.from(userdata)?.refreshed()
-        }, userdata)
-    }
-
-    private func refreshed() {
-        if let op = refreshOperation { pa_operation_unref(op) }
-        refreshOperation = nil
-    }
-
-    private func cancelRefresh() {
-        guard let op = refreshOperation else { return }
-        pa_operation_cancel(op)
-        pa_operation_unref(op)
-        refreshOperation = nil
+        guard isReady, !refreshOperation.isPending else { return }
+        refreshOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }, done: { _ in })
     }
 
     /// Where the server is playing the stream, in frames, or `nil` when there is no reading.
@@ -295,5 +246,47 @@ final class PlaybackStream {
         }
         guard let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0 else { return nil }
         return StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+    }
+}
+
+/// One kind of libpulse operation on a stream that reports success (a drain, a timing update): at
+/// most one outstanding, and a cancelled one never calls back.
+///
+/// Used only with the mainloop lock held, as its stream. libpulse gets an unretained pointer to it:
+/// its stream cancels it (`close()`) before either can go away.
+final class StreamOperation {
+    private var operation: OpaquePointer?
+    private var done: ((Bool) -> Void)?
+
+    var isPending: Bool { operation != nil }
+
+    /// Cancels any outstanding one, then starts `call` (given libpulse's callback and its userdata);
+    /// `done(success)` when the server answers. Nothing is outstanding if libpulse refused.
+    func start(
+        _ call: (pa_stream_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?, done: @escaping (Bool) -> Void
+    ) {
+        cancel()
+        self.done = done
+        operation = call({ _, success, userdata in
+            guard let userdata else { return }
+            Unmanaged<StreamOperation>.fromOpaque(userdata).takeUnretainedValue().completed(success: success != 0)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if operation == nil { self.done = nil }
+    }
+
+    func cancel() {
+        guard let operation else { return }
+        pa_operation_cancel(operation)
+        pa_operation_unref(operation)
+        self.operation = nil
+        done = nil
+    }
+
+    private func completed(success: Bool) {
+        if let operation { pa_operation_unref(operation) }
+        operation = nil
+        let done = self.done
+        self.done = nil
+        done?(success)
     }
 }

@@ -178,43 +178,13 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    /// Waits (polling every few ms) until the output is connected to the server.
-    /// - Throws: `SpeechError.audioUnavailable` after `timeout` seconds without a connection.
-    public func waitUntilConnected(timeout: Duration = .seconds(5)) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while !isConnected {
-            if clock.now >= deadline {
-                throw SpeechError(.audioUnavailable, "no connection to the sound server within \(timeout)")
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
     /// True while the output has a working connection to the sound server.
     public var isConnected: Bool { mainloop.withLock { connection.isConnected } }
 
-    /// What the output currently asks of the server, for tests and diagnostics.
-    public struct StreamStatus: Sendable, Equatable {
-        /// A playback stream exists and is ready.
-        public var hasStream: Bool
-        /// The cork state last requested for that stream (`true` when there is none).
-        public var isCorked: Bool
-        /// Target length and minimum request the server granted, in bytes (0 when unknown).
-        public var grantedTargetLength: Int
-        public var grantedMinimumRequest: Int
-        public var grantedPrebuffer: Int
-    }
-
-    public func streamStatus() -> StreamStatus {
-        mainloop.withLock {
-            let granted = stream?.granted
-            return StreamStatus(
-                hasStream: stream?.isReady ?? false, isCorked: stream?.isCorked ?? true,
-                grantedTargetLength: granted?.targetLength ?? 0,
-                grantedMinimumRequest: granted?.minimumRequest ?? 0,
-                grantedPrebuffer: granted?.prebuffer ?? 0)
-        }
+    /// Reads the current stream (nil without one) under the mainloop lock; for the tests, which
+    /// look at what the output asks of the server.
+    func withStream<R>(_ body: (PlaybackStream?) -> R) -> R {
+        mainloop.withLock { body(stream) }
     }
 
     // MARK: Feeding the track to the stream (lock held)

@@ -65,7 +65,7 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
         let format = engine.format
         let track = await output.begin(format: format)
         var earcon: [Int16] = []
-        if item.playsEarcon && settings.earcon {
+        if item.playsEarcon {
             earcon = Earcon.screenChanged(format: format) + [Int16](repeating: 0, count: format.frames(milliseconds: 60))
             await output.append(earcon, to: track.id)
             input.yield(.appended(frames: earcon.count / max(format.channels, 1), words: [], marks: []))

@@ -1,11 +1,11 @@
+import Synchronization
+
 /// Runs the queue for real: applies `SpeechQueue`'s effects to an engine and an output, one
 /// item at a time, and publishes every event on `events`.
 public actor SpeechCoordinator {
     public struct Configuration: Sendable {
         /// Most bytes the waiting items may hold (config `queue.max_bytes`).
         public var pendingByteLimit = SpeechQueue.defaultPendingByteLimit
-        /// Play the earcon before `screenChanged` items (config `earcon`).
-        public var earcon: Bool = true
         /// How far ahead of what is heard the server may already hold audio.
         public var serverBufferMilliseconds: Int = 80
         /// How long an item waits for a lost sound server to come back before it fails.
@@ -23,12 +23,14 @@ public actor SpeechCoordinator {
     private let clock: any Clock<Duration>
     private let configuration: Configuration
     private var player: (id: UtteranceID, control: @Sendable (PlayerControl) -> Void, task: Task<Void, Never>)?
-    private var nextID: UInt64 = 1
+    /// The next item's id: a counter, taken without a hop onto the actor (as `ClientID.next()`).
+    private let nextID = Atomic<UInt64>(1)
     private var isShutDown = false
 
-    /// Every event of every item, in the order they happen. One consumer.
-    public nonisolated let events: AsyncStream<SpeechEvent>
-    private let eventSink: AsyncStream<SpeechEvent>.Continuation
+    /// Every event of every item, in the order they happen, with the client whose item it is about
+    /// (`SpeechQueue.Effect.emit`; nil: nobody's). One consumer.
+    public nonisolated let events: AsyncStream<(event: SpeechEvent, owner: ClientID?)>
+    private let eventSink: AsyncStream<(event: SpeechEvent, owner: ClientID?)>.Continuation
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, configuration: Configuration = .init(),
@@ -42,10 +44,9 @@ public actor SpeechCoordinator {
         (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// A fresh id for an item about to be posted.
-    public func makeID() -> UtteranceID {
-        defer { nextID += 1 }
-        return UtteranceID(rawValue: nextID)
+    /// A fresh id for an item about to be posted: 1, 2, 3… for this coordinator, from any thread.
+    public nonisolated func makeID() -> UtteranceID {
+        UtteranceID(rawValue: nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
     }
 
     /// Accepts items, applied as one step. Each one's life is then told on `events`, ending with
@@ -90,10 +91,6 @@ public actor SpeechCoordinator {
         SpeechStatus(state: queue.state, current: queue.current?.item, pending: Array(queue.pending))
     }
 
-    private func emit(_ event: SpeechEvent) {
-        eventSink.yield(event)
-    }
-
     /// Stops everything, refuses new items, waits until the current item has ended, and then
     /// finishes `events`: its last elements are the `finished` of everything that was queued.
     public func shutDown() async {
@@ -118,8 +115,8 @@ public actor SpeechCoordinator {
                 if let player, player.id == id { player.control(.pause(boundary)) }
             case .resumePlayback(let id):
                 if let player, player.id == id { player.control(.resume) }
-            case .emit(let event):
-                emit(event)
+            case .emit(let event, let owner):
+                eventSink.yield((event, owner))
             }
         }
     }

@@ -58,7 +58,9 @@ public struct SpeechItem: Sendable, Equatable {
     public var priority: Priority
     /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
     public var queued: Bool
-    /// Play the screen-change earcon before speaking.
+    /// Play the screen-change earcon before speaking. Decided once, where the item is made (the
+    /// daemon's `SpeechService.prepare`: a `screenChanged` item, with config `earcon` on); the
+    /// player only obeys it, and the rest of a parked item, past its start, loses it.
     public var playsEarcon: Bool
     public var utterance: Utterance
     /// The client that posted it, for client-scoped controls (SSIP's `CANCEL self`); nil: nobody's.

@@ -16,8 +16,10 @@ public struct SpeechQueue: Sendable {
         case pausePlayback(UtteranceID, PauseBoundary)
         /// Continue the current item's audio where it stopped (also cancels a pending word pause).
         case resumePlayback(UtteranceID)
-        /// Tell clients.
-        case emit(SpeechEvent)
+        /// Tell clients: the event, with the client whose item it is about (`SpeechItem.owner`; for
+        /// `queuePaused`, the client whose pause it is), so that nobody downstream keeps a second
+        /// record of who owns what. Nil: nobody's.
+        case emit(SpeechEvent, owner: ClientID?)
     }
 
     /// How playback of an item ended, as the player reports it.
@@ -269,7 +271,7 @@ public struct SpeechQueue: Sendable {
         case .speaking, .pausingAtWord:
             // Its pause had not been heard yet: it is now, at once.
             self.current?.phase = .parking
-            return [.cancelPlayback(current.item.id), .emit(.paused(current.item.id))]
+            return [.cancelPlayback(current.item.id), emit(.paused(current.item.id), about: current.item)]
         case .stopping, .parking:
             return []
         }
@@ -281,7 +283,7 @@ public struct SpeechQueue: Sendable {
         switch (current.phase, boundary) {
         case (.speaking, .immediate), (.pausingAtWord, .immediate):
             self.current?.phase = .paused
-            return [.pausePlayback(current.item.id, .immediate), .emit(.paused(current.item.id))]
+            return [.pausePlayback(current.item.id, .immediate), emit(.paused(current.item.id), about: current.item)]
         case (.speaking, .word):
             self.current?.phase = .pausingAtWord
             return [.pausePlayback(current.item.id, .word)]
@@ -294,7 +296,7 @@ public struct SpeechQueue: Sendable {
     public mutating func playbackPaused(_ id: UtteranceID) -> [Effect] {
         guard let current, current.item.id == id, current.phase == .pausingAtWord else { return [] }
         self.current?.phase = .paused
-        return [.emit(.paused(id))]
+        return [emit(.paused(id), about: current.item)]
     }
 
     /// Returns whether there was anything to resume.
@@ -319,7 +321,7 @@ public struct SpeechQueue: Sendable {
         switch current.phase {
         case .paused:
             self.current?.phase = .speaking
-            return (true, [.resumePlayback(current.item.id), .emit(.resumed(current.item.id))])
+            return (true, [.resumePlayback(current.item.id), emit(.resumed(current.item.id), about: current.item)])
         case .pausingAtWord:
             // The pause had not been heard yet: cancel it quietly.
             self.current?.phase = .speaking
@@ -417,7 +419,7 @@ public struct SpeechQueue: Sendable {
             // It ended before reaching a word boundary: the pause now holds before the next item
             // (of its client only, when only its client was paused). That is the queue's state,
             // told after the item's last event.
-            return [ending, .emit(.queuePaused(owner: current.item.owner))] + startNextIfIdle()
+            return [ending, .emit(.queuePaused(owner: current.item.owner), owner: current.item.owner)] + startNextIfIdle()
         }
         return [ending] + startNextIfIdle()
     }
@@ -427,13 +429,13 @@ public struct SpeechQueue: Sendable {
     public mutating func wordHeard(_ id: UtteranceID, start: Int, length: Int) -> [Effect] {
         guard let current, current.item.id == id, current.phase.isKept else { return [] }
         self.current?.lastWordStart = start
-        return [.emit(.word(id, start: start, length: length))]
+        return [emit(.word(id, start: start, length: length), about: current.item)]
     }
 
     /// An SSML mark of the speaking item was reached (its place in the audio was heard).
     public mutating func markHeard(_ id: UtteranceID, name: String) -> [Effect] {
         guard let current, current.item.id == id, current.phase.isKept else { return [] }
-        return [.emit(.mark(id, name: name))]
+        return [emit(.mark(id, name: name), about: current.item)]
     }
 
     // MARK: - Helpers
@@ -456,7 +458,7 @@ public struct SpeechQueue: Sendable {
         let next = removePending(at: index)
         current = Current(item: next, phase: .speaking)
         // The rest of a parked item goes on: for its clients that is a resume, not a new start.
-        return [.play(next), .emit(next.isRemainder ? .resumed(next.id) : .started(next.id))]
+        return [.play(next), emit(next.isRemainder ? .resumed(next.id) : .started(next.id), about: next)]
     }
 
     private mutating func removePending(
@@ -477,7 +479,12 @@ public struct SpeechQueue: Sendable {
     }
 
     private func finish(_ item: SpeechItem, _ reason: FinishReason, message: String? = nil) -> Effect {
-        .emit(.finished(item.id, text: item.text, reason: reason, message: message ?? reason.defaultMessage))
+        emit(.finished(item.id, text: item.text, reason: reason, message: message ?? reason.defaultMessage), about: item)
+    }
+
+    /// An event about `item`, told to its owner.
+    private func emit(_ event: SpeechEvent, about item: SpeechItem) -> Effect {
+        .emit(event, owner: item.owner)
     }
 }
 

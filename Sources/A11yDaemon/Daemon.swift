@@ -22,14 +22,17 @@ public struct Daemon: Sendable {
         public var ssipSocketPath: String?
         /// Serve no SSIP at all (`--no-ssip`).
         public var ssipDisabled = false
-        public var environment: [String: String] = Environment.snapshot()
+        /// The environment a11yd started with: taken once (`Environment.snapshot()`, in a11yd's main)
+        /// and read only from here (configuration, sockets, socket activation, logging).
+        public var environment: [String: String]
         /// What a11yd's main did to itself before any thread started (`SelfRestriction`), to log;
         /// nil when nothing was tried (a daemon inside a test process).
         public var selfRestriction: Landlock.Outcome?
 
-        public init(socketPath: String? = nil, configPath: String? = nil) {
+        public init(socketPath: String? = nil, configPath: String? = nil, environment: [String: String]) {
             self.socketPath = socketPath
             self.configPath = configPath
+            self.environment = environment
         }
     }
 

@@ -61,6 +61,12 @@ public struct SSIPSettings: Sendable, Equatable {
     /// The one module a11yd lists: it speaks with eSpeak NG, in process.
     public static let moduleName = "espeak-ng"
 
+    /// SSIP's voice types, in speech-dispatcher's order: what `LIST VOICES` answers and the only
+    /// names `SET … VOICE_TYPE` takes (in any case).
+    public static let voiceTypes = [
+        "MALE1", "MALE2", "MALE3", "FEMALE1", "FEMALE2", "FEMALE3", "CHILD_MALE", "CHILD_FEMALE",
+    ]
+
     public init() {}
 
     // MARK: - Onto the speech API's scales

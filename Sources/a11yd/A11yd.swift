@@ -48,10 +48,9 @@ struct A11yd: ParsableCommand {
         // First, before any thread exists: glibc fixes its arena limit when a second arena is made.
         Heap.limitArenas(to: 2)
         // One snapshot of the environment for the whole daemon: logging reads it, the rest through Options.
-        var options = Daemon.Options(socketPath: socket, configPath: config)
+        var options = Daemon.Options(socketPath: socket, configPath: config, environment: Environment.snapshot())
         options.ssipSocketPath = ssipSocket
         options.ssipDisabled = noSSIP
-        options.environment = Environment.snapshot()
         // Here, on the only thread: Landlock binds the calling thread and the threads it starts later.
         options.selfRestriction = SelfRestriction.apply(for: options)
         let logLevel = logLevel

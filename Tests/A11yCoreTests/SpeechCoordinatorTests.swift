@@ -14,7 +14,7 @@ import Testing
         configuration.playbackStallLimit = stallLimit
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
         return (coordinator, output, log, pump)
     }
 
@@ -38,6 +38,35 @@ import Testing
             .word(id, start: 0, length: 2), .word(id, start: 3, length: 4), .word(id, start: 8, length: 5),
             .finished(id, text: "un deux trois", reason: .spoken, message: nil),
         ])
+    }
+
+    /// Ids are a counter taken from any task without a hop onto the actor: each once, from 1.
+    @Test func idsAreHandedOutOnceEachFromOne() async {
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: FakeOutput(instant: true))
+        let ids = await withTaskGroup(of: UInt64.self) { group in
+            for _ in 0..<100 { group.addTask { coordinator.makeID().rawValue } }
+            return await group.reduce(into: [UInt64]()) { $0.append($1) }
+        }
+        #expect(ids.sorted() == Array(1...100))
+    }
+
+    /// Each event comes with its item's owner, from the queue: nothing downstream keeps who owns what.
+    @Test func everyEventCarriesItsItemsOwner() async {
+        let output = FakeOutput(instant: true)
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: ImmediateClock())
+        var mine = item(1, text: "un deux")
+        mine.owner = ClientID(rawValue: 7)
+        await coordinator.post([mine, item(2, queued: true)])
+        var owners: [UInt64: Set<ClientID?>] = [:]
+        var finished = 0
+        for await (event, owner) in coordinator.events {
+            owners[event.utterance!.rawValue, default: []].insert(owner)
+            if case .finished = event { finished += 1 }
+            if finished == 2 { break }
+        }
+        #expect(owners == [1: [ClientID(rawValue: 7)], 2: [nil]])
     }
 
     @Test func wordsAreReportedWhenHeardNotWhenSynthesised() async throws {
@@ -155,7 +184,7 @@ import Testing
         configuration.playbackStallLimit = .seconds(86_400)
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
         defer { pump.cancel() }
 
         await coordinator.post(item(1, text: "un deux trois"))
@@ -189,7 +218,7 @@ import Testing
         configuration.playbackStallLimit = .seconds(86_400)
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
         defer { pump.cancel() }
         let id = UtteranceID(rawValue: 1)
 
@@ -242,7 +271,7 @@ import Testing
         configuration.serverBufferMilliseconds = 0
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: clock)
         let log = EventLog()
-        let pump = Task { for await event in coordinator.events { await log.record(event) } }
+        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
         return (coordinator, output, clock, log, pump)
     }
 

@@ -5,7 +5,7 @@ import A11ySystem
 extension DaemonConfiguration {
     /// The file read when none is named: `$XDG_CONFIG_HOME/a11yd/a11yd.toml` (`ConfigurationFile`,
     /// where a11ysay looks too).
-    public static func defaultPath(environment: [String: String] = Environment.snapshot()) -> String {
+    public static func defaultPath(environment: [String: String]) -> String {
         ConfigurationFile.defaultPath(environment: environment)
     }
 

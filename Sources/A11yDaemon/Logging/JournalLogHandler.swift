@@ -1,4 +1,3 @@
-import A11ySystem
 import Glibc
 import Logging
 
@@ -11,7 +10,7 @@ public struct JournalLogHandler: LogHandler {
     private let label: String
     private let toJournal: Bool
 
-    public init(label: String, environment: [String: String] = Environment.snapshot()) {
+    public init(label: String, environment: [String: String]) {
         self.label = label
         // systemd sets JOURNAL_STREAM to the device:inode of the journal stream it gave us.
         self.toJournal = environment["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false

@@ -18,6 +18,8 @@ public final class SpeechService: SpeechControl, Service {
     private let fanOut = EventFanOut()
     private let logger: Logger
     private let byteLimit: Int
+    /// Config `earcon.screen_changed`, read at start (a reload does not change it).
+    private let earcon: Bool
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, pronouncer: Pronouncer, lexicon: LexiconStore,
@@ -25,7 +27,6 @@ public final class SpeechService: SpeechControl, Service {
     ) {
         var settings = SpeechCoordinator.Configuration()
         settings.pendingByteLimit = configuration.queueMaxBytes
-        settings.earcon = configuration.earcon
         coordinator = SpeechCoordinator(engine: engine, output: output, configuration: settings)
         planner = UtterancePlanner(
             engine: engine, pronouncer: pronouncer, lexicon: lexicon, configuration: configuration,
@@ -34,6 +35,7 @@ public final class SpeechService: SpeechControl, Service {
         self.pronouncer = pronouncer
         self.logger = logger
         self.byteLimit = configuration.queueMaxBytes
+        self.earcon = configuration.earcon
     }
 
     public var currentConfiguration: DaemonConfiguration { planner.configuration.withLock { $0 } }
@@ -48,8 +50,8 @@ public final class SpeechService: SpeechControl, Service {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 // Ends when the coordinator's stream does: after the last `finished` of a shutdown.
-                for await event in self.coordinator.events {
-                    self.fanOut.deliver(event)
+                for await (event, owner) in self.coordinator.events {
+                    self.fanOut.deliver(event, to: owner)
                     if case .finished(let id, _, let reason, let message) = event {
                         if reason == .dropped, message == SpeechQueue.droppedForBound {
                             self.logger.warning(
@@ -71,24 +73,25 @@ public final class SpeechService: SpeechControl, Service {
 
     public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
         return SpeechItem(
-            id: await coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
-            playsEarcon: request.kind == .screenChanged, utterance: try await planner.plan(request),
+            id: coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
+            playsEarcon: Self.playsEarcon(request, earcon: earcon), utterance: try await planner.plan(request),
             messagePriority: request.messagePriority)
     }
 
+    /// The one place that decides whether an item opens with the earcon: a new screen, when the
+    /// configuration wants it (`SpeechItem.playsEarcon`).
+    static func playsEarcon(_ request: SpeechRequest, earcon: Bool) -> Bool {
+        earcon && request.kind == .screenChanged
+    }
+
     public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
-        // Owners are known before the coordinator can emit anything about these items.
-        fanOut.own(items.map(\.id), by: client)
+        // Each event of these items comes back from the queue with their owner.
         let owned = items.map { item in
             var item = item
             item.owner = client
             return item
         }
-        guard await coordinator.post(owned) else {
-            fanOut.disown(items.map(\.id))
-            return false
-        }
-        return true
+        return await coordinator.post(owned)
     }
 
     public func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool {
@@ -162,11 +165,11 @@ public final class SpeechService: SpeechControl, Service {
     }
 }
 
-/// Copies every event to each front end's stream, addressed to the client that posted its item.
+/// Copies every event to each front end's stream, addressed to the client that posted its item
+/// (as the queue tells it: `SpeechQueue.Effect.emit`).
 final class EventFanOut: Sendable {
     private struct State {
         var subscribers: [AsyncStream<ClientEvent>.Continuation] = []
-        var owners: [UtteranceID: ClientID] = [:]
         var isFinished = false
     }
 
@@ -182,31 +185,10 @@ final class EventFanOut: Sendable {
         return stream
     }
 
-    func own(_ ids: [UtteranceID], by client: ClientID) {
-        state.withLock { state in
-            for id in ids { state.owners[id] = client }
-        }
-    }
-
-    func disown(_ ids: [UtteranceID]) {
-        state.withLock { state in
-            for id in ids { state.owners.removeValue(forKey: id) }
-        }
-    }
-
-    func deliver(_ event: SpeechEvent) {
-        let (owner, subscribers) = state.withLock { state in
-            switch event {
-            case .queuePaused(let owner):
-                return (owner, state.subscribers)
-            case .finished(let id, _, _, _):
-                return (state.owners.removeValue(forKey: id), state.subscribers)
-            default:
-                return (event.utterance.flatMap { state.owners[$0] }, state.subscribers)
-            }
-        }
-        // Every item is posted by a client; an owner is always known.
+    func deliver(_ event: SpeechEvent, to owner: ClientID?) {
+        // Every item is posted by a client (`post(_:from:)`); only a queue state can be nobody's.
         guard let owner else { return }
+        let subscribers = state.withLock { $0.subscribers }
         for subscriber in subscribers { subscriber.yield(ClientEvent(event, owner: owner)) }
     }
 

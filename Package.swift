@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "A11yCore", targets: ["A11yCore"]),
         // For the fuzzers (Fuzz/, its own package): the parsers and the engine they drive.
         .library(name: "A11yProtocol", targets: ["A11yProtocol"]),
+        .library(name: "A11yJSONLines", targets: ["A11yJSONLines"]),
         .library(name: "A11yPronunciation", targets: ["A11yPronunciation"]),
         .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
         .library(name: "A11yEngine", targets: ["A11yEngine"]),
@@ -31,15 +32,17 @@ let package = Package(
 
         // The operating system over Glibc, one small type per concept: paths, folders, bounded file
         // reads, the environment, the home folder, named detached threads, Landlock, the allocator's
-        // limits. It imports no Foundation, not even FoundationEssentials.
+        // limits, a Unix socket's address and a blocking probe of it, posix_spawn. It imports no
+        // Foundation, not even FoundationEssentials.
         .target(name: "A11ySystem", dependencies: ["CMalloc", "CLandlock"]),
         // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
         .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
         // a11yd's configuration file, read the same way by a11yd and a11ysay: where it is, its bounded
-        // read and the strict TOML reader; and `TextError`, the located refusal of every text reader
-        // (TOML, SSML, PLS). It imports no Foundation, not even FoundationEssentials (a11ysay links
-        // it statically, with FoundationEssentials only for its JSON coding).
+        // read and the strict TOML reader, and where the JSON socket is (`SocketLocation`); and
+        // `TextError`, the located refusal of every text reader (TOML, SSML, PLS). It imports no
+        // Foundation, not even FoundationEssentials (a11ysay links it statically, with
+        // FoundationEssentials only for its JSON coding).
         .target(name: "A11yConfiguration", dependencies: ["A11ySystem"]),
 
         // Thin C edges.
@@ -73,7 +76,7 @@ let package = Package(
         .target(
             name: "A11yFrontEnd",
             dependencies: [
-                "A11yProtocol", "A11ySystem",
+                "A11ySystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -82,17 +85,27 @@ let package = Package(
             ]
         ),
 
-        // JSON Lines protocol v1, shared by the daemon and its clients.
+        // JSON Lines protocol v1, shared by the daemon and its clients: the wire model (`RequestLine`,
+        // `ServerMessage`) and its codec (`LineCodec`). No NIO: a11ysay, a blocking client, links it.
+        .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
+
+        // The JSON Lines front end over the speech API: server, connection, router and line framing
+        // (as A11ySSIP is for SSIP).
         .target(
-            name: "A11yProtocol",
-            dependencies: ["A11yCore", .product(name: "NIOCore", package: "swift-nio")]
+            name: "A11yJSONLines",
+            dependencies: [
+                "A11yCore", "A11yProtocol", "A11yFrontEnd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
 
         // SSIP, speech-dispatcher's protocol: a second front end over the speech API.
         .target(
             name: "A11ySSIP",
             dependencies: [
-                "A11yCore", "A11yProtocol", "A11yFrontEnd",
+                "A11yCore", "A11yFrontEnd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -102,10 +115,9 @@ let package = Package(
         .target(
             name: "A11yDaemon",
             dependencies: [
-                "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yProtocol", "A11yPronunciation", "A11ySSIP", "A11yFrontEnd", "A11ySystem",
-                "A11yConfiguration",
+                "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yPronunciation", "A11yJSONLines", "A11ySSIP", "A11yFrontEnd",
+                "A11ySystem", "A11yConfiguration",
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -153,8 +165,9 @@ let package = Package(
             // functions need the machine's glibc at run time: a11ysay's own code calls one,
             // getpwuid_r (`HomeFolder`), only when HOME is unset, and glibc's built-in files module
             // answers it from /etc/passwd; the other calls it names are FoundationEssentials' own
-            // (getpwuid_r, getpwnam_r, getgrgid_r, getgrnam_r: its ProcessInfo and FileManager) and
-            // NIOCore's (getaddrinfo), on paths a11ysay does not take.
+            // (getpwuid_r, getpwnam_r, getgrgid_r, getgrnam_r: its ProcessInfo and FileManager), on
+            // paths a11ysay does not take. No NIO: a blocking client, it links A11yProtocol, the wire
+            // model and its codec alone (28.3 MB, 35.0 MB with NIOCore).
             linkerSettings: [
                 .unsafeFlags(["-static-executable"]),
                 // Static FoundationEssentials (JSON coding) needs these two; the autolink entries miss them.
@@ -172,7 +185,7 @@ let package = Package(
         .target(
             name: "A11yTestSupport",
             dependencies: [
-                "A11yCore", "A11yProtocol", "A11yAudio", "CPulse",
+                "A11yCore", "A11yProtocol", "A11yJSONLines", "A11yAudio", "A11ySystem", "CPulse",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -184,7 +197,7 @@ let package = Package(
         .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem"]),
         // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
         .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
-        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11yTestSupport"]),
+        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11ySystem", "A11yTestSupport"]),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
@@ -194,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: [
-                "A11yDaemon", "A11yProtocol", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
+                "A11yDaemon", "A11yProtocol", "A11yJSONLines", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
                 "A11yConfiguration", .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),

@@ -23,7 +23,8 @@ let package = Package(
     targets: [
         .target(name: "FuzzSupport"),
         fuzzer("fuzz-lines", [
-            .product(name: "A11yProtocol", package: a11yd), .product(name: "A11yCore", package: a11yd),
+            .product(name: "A11yProtocol", package: a11yd), .product(name: "A11yJSONLines", package: a11yd),
+            .product(name: "A11yCore", package: a11yd),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         fuzzer("fuzz-ssml", [

@@ -1,10 +1,11 @@
 import A11yAudio
+import A11yConfiguration
 import A11yCore
 import A11yEngine
 import A11yEngineWorker
 import A11yPronunciation
 import A11yFrontEnd
-import A11yProtocol
+import A11yJSONLines
 import A11ySSIP
 import A11ySystem
 import Logging

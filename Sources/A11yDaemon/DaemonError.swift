@@ -1,7 +1,7 @@
 /// Why the daemon could not start or go on.
 public struct DaemonError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {
-        case alreadyRunning, badSocketActivation, engineUnavailable
+        case badSocketActivation, engineUnavailable
     }
 
     private let code: Code
@@ -12,8 +12,6 @@ public struct DaemonError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    /// Another a11yd answers on the socket.
-    public static func alreadyRunning(_ message: String) -> DaemonError { DaemonError(.alreadyRunning, message) }
     /// systemd passed sockets a11yd cannot use.
     public static func badSocketActivation(_ message: String) -> DaemonError { DaemonError(.badSocketActivation, message) }
     /// eSpeak-NG could not be started.

@@ -1,4 +1,3 @@
-import A11yProtocol
 import A11ySystem
 import Logging
 import NIOCore

@@ -8,9 +8,6 @@ import Foundation
 
 /// JSON Lines: one UTF-8 JSON object per line, each way. One decode per line, straight from its bytes.
 public enum LineCodec {
-    /// The longest line the daemon reads; longer ones are refused with `line_too_long`.
-    public static let maximumLineLength = 1 << 20
-
     /// One line, without its newline. Sorted keys, so that a line reads the same every time.
     public static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
@@ -23,18 +20,31 @@ public enum LineCodec {
         String(decoding: encode(value), as: UTF8.self)
     }
 
-    /// A client's line, or why not (with the line's `id` when it had a readable one, so the error
-    /// reply still carries it).
+    /// A client's line as the daemon carries it out, checked and converted for the speech API in
+    /// one step, or why not (with the line's `id` when it had a readable one, so the error reply
+    /// still carries it).
+    public static func decodeCheckedRequest(_ line: some Collection<UInt8>) -> Result<CheckedRequest, RequestLineError> {
+        decodeRequest(line).flatMap { request in
+            do throws(SpeechError) {
+                return .success(try request.checked())
+            } catch {
+                return .failure(RequestLineError(error, id: request.id))
+            }
+        }
+    }
+
+    /// A client's line in its wire form, or why not (with the line's `id` when it had a readable
+    /// one). Only what JSON decoding checks: the ranges and combinations are `RequestLine.checked()`'s.
     public static func decodeRequest(_ line: some Collection<UInt8>) -> Result<RequestLine, RequestLineError> {
         // Checked first and refused whole: a replaced byte would silently change what is said.
         guard String(validating: line, as: UTF8.self) != nil else {
-            return .failure(RequestLineError(SpeechError(.badUTF8, "the line is not valid UTF-8"), id: nil))
+            return .failure(RequestLineError(ProtocolError(.badUTF8, "the line is not valid UTF-8"), id: nil))
         }
         let decoded: DecodedLine
         do {
             decoded = try JSONDecoder().decode(DecodedLine.self, from: Data(line))
         } catch {
-            return .failure(RequestLineError(SpeechError(.badJSON, "each line must be one JSON object"), id: nil))
+            return .failure(RequestLineError(ProtocolError(.badJSON, "each line must be one JSON object"), id: nil))
         }
         return decoded.line
     }
@@ -54,38 +64,15 @@ public enum LineCodec {
             let container = try decoder.container(keyedBy: Keys.self)
             let id = try? container.decodeIfPresent(RequestID.self, forKey: .id)
             do {
-                let line = try RequestLine(from: decoder)
-                if case .post(let post) = line.request { _ = try post.speechRequest() }
-                if case .batch(let posts) = line.request { try Self.validate(posts) }
-                if case .pronounce(let post) = line.request { _ = try post.speechRequest() }
-                if case .render(let post) = line.request { _ = try post.speechRequest() }
-                if case .lexicon(let lexicon) = line.request { _ = try lexicon.change() }
-                self.line = .success(line)
-            } catch let error as SpeechError {
-                self.line = .failure(RequestLineError(error, id: id))
+                self.line = .success(try RequestLine(from: decoder))
             } catch let error as DecodingError {
                 self.line = .failure(RequestLineError(LineCodec.describe(error), id: id))
-            }
-        }
-
-        /// A batch is accepted whole or not at all, so each of its posts is checked here and the
-        /// error names the one at fault.
-        private static func validate(_ posts: [Post]) throws(SpeechError) {
-            guard (1...Request.batchLimit).contains(posts.count) else {
-                throw SpeechError(.invalidRequest, "'posts' must hold 1 to \(Request.batchLimit) posts, got \(posts.count)")
-            }
-            for (index, post) in posts.enumerated() {
-                do {
-                    _ = try post.speechRequest()
-                } catch {
-                    throw SpeechError(error.code, "posts[\(index)]: \(error.message)")
-                }
             }
         }
     }
 
     /// A sentence that names the field.
-    fileprivate static func describe(_ error: DecodingError) -> SpeechError {
+    fileprivate static func describe(_ error: DecodingError) -> ProtocolError {
         func path(_ context: DecodingError.Context) -> String {
             context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }
@@ -94,32 +81,33 @@ public enum LineCodec {
         case .keyNotFound(let key, let context):
             let within = path(context)
             if key.stringValue == "op" && within.isEmpty {
-                return SpeechError(.invalidRequest, "missing 'op' (one of \(operations))")
+                return ProtocolError(.invalidRequest, "missing 'op' (one of \(operations))")
             }
-            return SpeechError(.invalidRequest, "missing '\(key.stringValue)'\(within.isEmpty ? "" : " in '\(within)'")")
+            return ProtocolError(.invalidRequest, "missing '\(key.stringValue)'\(within.isEmpty ? "" : " in '\(within)'")")
         case .typeMismatch(let type, let context):
-            return SpeechError(.invalidRequest, "'\(path(context))' has the wrong type (expected \(type))")
+            return ProtocolError(.invalidRequest, "'\(path(context))' has the wrong type (expected \(type))")
         case .valueNotFound(_, let context):
-            return SpeechError(.invalidRequest, "'\(path(context))' is null")
+            return ProtocolError(.invalidRequest, "'\(path(context))' is null")
         case .dataCorrupted(let context):
             let field = path(context)
             if field == "op" {
-                return SpeechError(.unknownOperation, "unknown 'op'; expected one of \(operations)")
+                return ProtocolError(.unknownOperation, "unknown 'op'; expected one of \(operations)")
             }
-            return SpeechError(.invalidRequest, "'\(field)' has an invalid value: \(context.debugDescription)")
+            return ProtocolError(.invalidRequest, "'\(field)' has an invalid value: \(context.debugDescription)")
         @unknown default:
-            return SpeechError(.invalidRequest, "\(error)")
+            return ProtocolError(.invalidRequest, "\(error)")
         }
     }
 }
 
-/// A line that is not a request, with the id it carried (if any could be read).
+/// A line that is not a request, as the reply says it (the form its error chose), with the id it
+/// carried (if any could be read).
 public struct RequestLineError: Error, Sendable, Equatable {
-    public var error: SpeechError
+    public var error: ServerMessage.WireError
     public var id: RequestID?
 
-    public init(_ error: SpeechError, id: RequestID?) {
-        self.error = error
+    public init(_ error: some WireErrorConvertible, id: RequestID?) {
+        self.error = error.wireError
         self.id = id
     }
 }

@@ -9,8 +9,10 @@ public enum ServerMessage: Sendable, Equatable {
     /// Something happened to an utterance (`"event":…`).
     case event(SpeechEvent)
 
-    public static func failure(_ error: SpeechError, to id: RequestID?) -> ServerMessage {
-        .failure(WireError(error), to: id)
+    /// A request failed with `error`, in the wire form it chooses (`WireErrorConvertible`: a
+    /// `SpeechError`, a `ProtocolError`); any other error is `internal`.
+    public static func failure(for error: any Error, to id: RequestID?) -> ServerMessage {
+        .failure((error as? any WireErrorConvertible)?.wireError ?? WireError(code: "internal", message: "\(error)"), to: id)
     }
 
     /// What a successful reply carries, by request.
@@ -61,15 +63,15 @@ public enum ServerMessage: Sendable, Equatable {
         }
     }
 
-    /// An error as the JSON protocol sends it. Codes are `SpeechError.Code`'s; a client keeps the
-    /// string, so that a newer daemon's code still reads.
+    /// An error as the JSON protocol sends it: the code a `WireErrorConvertible` error chose. A
+    /// client keeps the string, so that a newer daemon's code still reads.
     public struct WireError: Sendable, Equatable, Codable, Error, CustomStringConvertible {
         public var code: String
         public var message: String
 
-        public init(_ error: SpeechError) {
-            code = error.code.wireName
-            message = error.message
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
         }
 
         public var description: String { "\(message) (\(code))" }

@@ -1,6 +1,5 @@
 import A11yCore
 import A11yFrontEnd
-import A11yProtocol
 import Logging
 import NIOCore
 import ServiceLifecycle

@@ -1,7 +1,7 @@
 // A private, headless PipeWire with its pulse server, as Debian 12's desktops run it (field notes,
 // "PulseAudio, headless": pipewire, wireplumber and pipewire-pulse with a session D-Bus).
 import A11yCore
-import A11yProtocol
+import A11ySystem
 import Foundation
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 // A private, headless PulseAudio server for tests (see field notes, "PulseAudio, headless").
 import A11yCore
-import A11yProtocol
+import A11ySystem
 import Foundation
 
 #if canImport(Glibc)

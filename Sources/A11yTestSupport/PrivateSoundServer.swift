@@ -1,6 +1,6 @@
 // What a test needs of a private sound server, whichever implementation of the pulse protocol runs it.
 import A11yCore
-import A11yProtocol
+import A11ySystem
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import A11yProtocol
+import A11ySystem
 import Foundation
 #if canImport(Glibc)
 import Glibc

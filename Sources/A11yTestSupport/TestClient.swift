@@ -1,11 +1,12 @@
 import A11yCore
+import A11yJSONLines
 import A11yProtocol
 import Foundation
 import NIOCore
 import NIOPosix
 
 /// The JSON Lines client every test uses: send requests (or raw bytes), wait for the messages you
-/// expect. Framed by A11yProtocol's own handlers, like the daemon and a11ysay.
+/// expect. Framed by A11yJSONLines' own decoder, as the daemon frames what it reads.
 public actor TestClient {
     private let channel: NIOAsyncChannel<LineBatch, ByteBuffer>
     private var outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?

@@ -1,5 +1,4 @@
 import A11yCore
-import A11yProtocol
 import A11ySystem
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import A11yProtocol
+import A11ySystem
 
 #if canImport(Glibc)
 import Glibc

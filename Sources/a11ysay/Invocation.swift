@@ -1,3 +1,4 @@
+import A11yConfiguration
 import A11yCore
 import A11yProtocol
 import A11ySystem

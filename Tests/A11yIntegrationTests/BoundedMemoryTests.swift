@@ -1,7 +1,9 @@
 import A11yCore
 import A11yFrontEnd
-@testable import A11yDaemon
+import A11yDaemon
+@testable import A11yJSONLines
 import A11yProtocol
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import A11yCore
 import A11yDaemon
 import A11yProtocol
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Testing

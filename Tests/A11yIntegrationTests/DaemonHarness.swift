@@ -2,6 +2,7 @@ import A11yAudio
 import A11yCore
 import A11yDaemon
 import A11yEngine
+import A11yJSONLines
 import A11yPronunciation
 import A11yProtocol
 import A11ySSIP
@@ -54,8 +55,10 @@ final class DaemonHarness {
         speech = SpeechService(
             engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon,
             configuration: configuration, environment: [:], logger: Self.logger)
+        var jsonLines = JSONLinesServer.Configuration()
+        jsonLines.outboxLimits = .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter)
         let server = JSONLinesServer(
-            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, cutOffAfter: cutOffAfter, speech: speech,
+            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, speech: speech, configuration: jsonLines,
             logger: Self.logger)
         speechEvents = speech.events()
         let ssipPath = ssip ? pulse.directory.path + "/runtime/speech-dispatcher/speechd.sock" : nil

@@ -1,4 +1,5 @@
 import A11yProtocol
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Testing

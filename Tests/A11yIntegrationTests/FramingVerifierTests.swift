@@ -1,4 +1,4 @@
-import A11yProtocol
+import A11yJSONLines
 import A11ySSIP
 import NIOCore
 import NIOTestUtils

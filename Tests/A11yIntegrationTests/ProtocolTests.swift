@@ -8,6 +8,11 @@ import Testing
         LineCodec.decodeRequest(Array(line.utf8))
     }
 
+    /// As the daemon reads a line: decoded, then checked for the speech API.
+    func decodeChecked(_ line: String) -> Result<CheckedRequest, RequestLineError> {
+        LineCodec.decodeCheckedRequest(Array(line.utf8))
+    }
+
     @Test func aPostDecodesWithEveryField() throws {
         let line = try decode(#"""
             {"op":"post","id":"a","kind":"screenChanged","text":"Réglages","queue":true,"priority":"high","lang":"fr","rate":0.7,"pitch":1.2,"volume":0.5}
@@ -18,6 +23,14 @@ import Testing
         }
         #expect(line.id == .string("a") && post.kind == .screenChanged)
         #expect(post.queue == true && post.priority == .high && post.rate == 0.7)
+    }
+
+    /// A post is converted to the speech API's request once, as it is read.
+    @Test func aCheckedPostIsTheSpeechRequest() throws {
+        let request = try decodeChecked(#"{"op":"post","id":2,"kind":"layoutChanged","text":"trois","lang":"fr","pitch":1.5}"#).get()
+        #expect(request == CheckedRequest(
+            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, priority: nil, queued: false, language: "fr", pitch: 1.5)),
+            id: .number(2)))
     }
 
     @Test(arguments: [
@@ -32,11 +45,11 @@ import Testing
         (#"{"op":"pause","at":"sentence"}"#, "invalid_request"),
     ])
     func badRequestsGetACode(line: String, code: String) {
-        switch decode(line) {
+        switch decodeChecked(line) {
         case .success:
             Issue.record("accepted \(line)")
         case .failure(let failure):
-            #expect(failure.error.code.wireName == code, "\(failure.error.message)")
+            #expect(failure.error.code == code, "\(failure.error.message)")
             #expect(!failure.error.message.isEmpty)
         }
     }
@@ -49,13 +62,29 @@ import Testing
             Issue.record("accepted invalid UTF-8")
             return
         }
-        #expect(failure.error.code == .badUTF8)
+        #expect(failure.error.code == "bad_utf8")
     }
 
     @Test func theIDOfAnUndecodableLineIsStillEchoed() {
+        #expect(decodeChecked(#"{"op":"post","id":8,"text":"x","rate":2}"#).failureID == .number(8))
         #expect(decode(#"{"op":"fly","id":7}"#).failureID == .number(7))
         #expect(decode(#"{"op":"fly","id":"x"}"#).failureID == .string("x"))
         #expect(decode("garbage").failureID == nil)
+    }
+
+    /// Each error chooses its form on the wire: the speech API's codes and the protocol's own each
+    /// have their name, and anything else is `internal`.
+    @Test func errorsChooseTheirOwnWireForm() {
+        let names = SpeechError.Code.all.map(SpeechError.wireName(of:))
+        #expect(Set(names).count == names.count, "\(names)")
+        #expect(ServerMessage.failure(for: SpeechError(.unknownVoice, "non"), to: nil) == .failure(.init(code: "unknown_voice", message: "non"), to: nil))
+        #expect(ServerMessage.failure(for: ProtocolError(.lineTooLong, "long"), to: .number(1)) == .failure(.init(code: "line_too_long", message: "long"), to: .number(1)))
+        struct Unexpected: Error {}
+        guard case .failure(let wire, _) = ServerMessage.failure(for: Unexpected(), to: nil) else {
+            Issue.record("not a failure")
+            return
+        }
+        #expect(wire.code == "internal")
     }
 
     /// The queue's own pause is `paused` without an utterance, and reads back as such.
@@ -76,7 +105,7 @@ import Testing
     }
 }
 
-extension Result<RequestLine, RequestLineError> {
+extension Result where Failure == RequestLineError {
     var failureID: RequestID? {
         if case .failure(let failure) = self { return failure.id }
         return nil

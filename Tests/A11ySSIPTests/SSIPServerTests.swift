@@ -1,7 +1,7 @@
 import A11yCore
 import A11yFrontEnd
-import A11yProtocol
 @testable import A11ySSIP
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import A11yCore
 import A11yProtocol
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 import A11yCore
+import A11yJSONLines
 import A11yProtocol
 import FuzzSupport
 import NIOCore
@@ -76,7 +77,7 @@ func frames(of bytes: [UInt8], limit: Int, reads: [Int]) -> [Frame] {
     return result
 }
 
-/// The codes a request line can be refused with (SpeechError.Code's wire names).
+/// The codes a request line can be refused with (ProtocolError's, and SpeechError's wire names).
 let lineCodes: Set<String> = ["bad_json", "bad_utf8", "invalid_request", "unknown_op", "invalid_ssml"]
 
 func check(_ line: [UInt8]) {
@@ -92,14 +93,18 @@ func check(_ line: [UInt8]) {
         case .failure(let failure):
             require(false, "re-encoded request refused: \(failure.error) for \(String(decoding: again, as: UTF8.self))")
         }
-    case .failure(let failure):
-        let code = failure.error.code.wireName
+    case .failure:
+        break
+    }
+    // As the daemon reads it: decoded, then checked for the speech API.
+    if case .failure(let failure) = LineCodec.decodeCheckedRequest(line) {
+        let code = failure.error.code
         require(lineCodes.contains(code), "unexpected code \(code)")
         require((code == "bad_utf8") == !isUTF8, "bad_utf8 is \(code == "bad_utf8") for a line whose UTF-8 validity is \(isUTF8)")
         require(!failure.error.message.isEmpty, "an error without a message")
         let reply = LineCodec.encode(ServerMessage.failure(failure.error, to: failure.id))
         require(!reply.isEmpty && !reply.contains(UInt8(ascii: "\n")), "an error reply is not one line")
-        require((try? LineCodec.decodeMessage(reply)) == .failure(.init(failure.error), to: failure.id),
+        require((try? LineCodec.decodeMessage(reply)) == .failure(failure.error, to: failure.id),
                 "an error reply does not read back")
     }
 }

@@ -1,6 +1,5 @@
 import A11yConfiguration
 import A11yCore
-import A11yProtocol
 import A11ySystem
 
 extension DaemonConfiguration {

@@ -1,6 +1,6 @@
+import A11yConfiguration
 import A11ySSIP
 import A11ySystem
-import A11yProtocol
 import Glibc
 
 /// What a11yd takes away from itself at start-up, under systemd or not: the file-system protection

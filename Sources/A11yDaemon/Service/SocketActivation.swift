@@ -1,5 +1,5 @@
 import A11yFrontEnd
-import A11yProtocol
+import A11ySystem
 import Glibc
 
 /// systemd socket activation (sd_listen_fds(3)) without libsystemd.

@@ -11,27 +11,44 @@ import ServiceLifecycle
 /// after the front ends), so when the event stream ends every `finished` has been routed; then
 /// connections are closed once their last lines are written.
 public final class JSONLinesServer: Service, Sendable {
+    public struct Configuration: Sendable {
+        /// Longest line read; a longer one is dropped as it comes and answered `line_too_long`.
+        public var maximumLineLength = LineFrameDecoder.defaultMaximumLength
+        /// What may wait for a client that does not read: `word` and `mark` events are dropped past
+        /// the first limit, and the client is cut off past the second.
+        public var outboxLimits = Outbox<ServerMessage>.Limits(shedProgressAfter: 256, cutOffAfter: 4096)
+
+        public init() {}
+    }
+
+    /// Another a11yd already answers on the socket: this one serves nothing.
+    public struct SocketTaken: Error, Sendable, CustomStringConvertible {
+        public var path: String
+        public var description: String { "another a11yd is already listening on \(path)" }
+    }
+
     private typealias Connection = NIOAsyncChannel<LineBatch, ServerMessage>
 
     private let frontEnd: SocketFrontEnd<LineBatch, ServerMessage>
     private let speech: any SpeechControl
+    private let configuration: Configuration
     private let events: AsyncStream<ClientEvent>
-    private let router: ConnectionRouter
+    private let router: JSONLinesRouter
     private let logger: Logger
     private let onReady: @Sendable () -> Void
 
-    /// Only clients of `allowedUIDs`, the daemon's own user and root are served. A client that
-    /// leaves `cutOffAfter` messages unread is disconnected. Its connections are counted in `connectionCount`.
+    /// Only clients of `allowedUIDs`, the daemon's own user and root are served. Its connections are
+    /// counted in `connectionCount`. `onReady` is called once the socket listens.
     public init(
-        listener: SocketListener, allowedUIDs: [UInt32] = [], cutOffAfter: Int = 4096,
-        connectionCount: ConnectionCount = ConnectionCount(), speech: any SpeechControl,
-        logger: Logger, onReady: @escaping @Sendable () -> Void = {}
+        listener: SocketListener, allowedUIDs: [UInt32] = [], connectionCount: ConnectionCount = ConnectionCount(),
+        speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger,
+        onReady: @escaping @Sendable () -> Void = {}
     ) {
         self.frontEnd = SocketFrontEnd(
             listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount, logger: logger)
-        self.router = ConnectionRouter(
-            limits: .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter), logger: logger)
+        self.router = JSONLinesRouter(limits: configuration.outboxLimits, logger: logger)
         self.speech = speech
+        self.configuration = configuration
         // Subscribed now, before any client can post, so that no event is missed.
         self.events = speech.events()
         self.logger = logger
@@ -39,12 +56,14 @@ public final class JSONLinesServer: Service, Sendable {
     }
 
     public func run() async throws {
+        let maximumLineLength = configuration.maximumLineLength
         try await frontEnd.run(
             pipeline: { pipeline in
                 try pipeline.addHandlers(
-                    ByteToMessageHandler(LineFrameDecoder()), MessageToByteHandler(JSONLineEncoder<ServerMessage>()))
+                    ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength)),
+                    MessageToByteHandler(JSONLineEncoder<ServerMessage>()))
             },
-            whenTaken: { path in throw DaemonError.alreadyRunning("another a11yd is already listening on \(path)") },
+            whenTaken: { path in throw SocketTaken(path: path) },
             events: { for await delivery in self.events { await self.router.route(delivery) } },
             serve: { await self.serve($0) },
             closeAll: { await self.router.closeAll() },
@@ -54,7 +73,8 @@ public final class JSONLinesServer: Service, Sendable {
     private func serve(_ channel: Connection) async {
         let client = ClientID.next()
         let outbox = await router.register(client) { [channel = channel.channel] in channel.close(promise: nil) }
-        let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)
+        let connection = JSONLinesConnection(
+            client: client, speech: speech, router: router, outbox: outbox, maximumLineLength: configuration.maximumLineLength)
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in

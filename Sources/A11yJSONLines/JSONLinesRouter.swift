@@ -10,7 +10,7 @@ import Logging
 /// posted have finished, so a client that posts and half-closes still hears `finished`; items of a
 /// client that went away entirely are still spoken, their events go nowhere. A client that does not
 /// read what it is sent is cut off (its `Outbox`), so that it holds up no one and no memory.
-actor ConnectionRouter {
+actor JSONLinesRouter {
     private struct Connection {
         var outbox: Outbox<ServerMessage>
         /// Closes the connection now, unwritten messages and all.

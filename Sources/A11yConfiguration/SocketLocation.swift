@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// Where the daemon listens and clients connect, decided the same way on both sides.
+/// Where the daemon listens for JSON Lines and clients connect, decided the same way on both sides
+/// (the flag, the environment, then the configuration file's `daemon.socket`).
 public enum SocketLocation {
     /// `explicit` (a flag), else `$A11YD_SOCKET`, else the configured path, else
     /// `$XDG_RUNTIME_DIR/a11yd/socket` (or `/tmp/a11yd-UID/socket` when there is no runtime dir).

@@ -10,27 +10,30 @@ import NIOCore
 struct JSONLinesConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
-    let router: ConnectionRouter
+    let router: JSONLinesRouter
     let outbox: Outbox<ServerMessage>
+    /// The framing's limit, named in the `line_too_long` refusal.
+    var maximumLineLength = LineFrameDecoder.defaultMaximumLength
 
     func handle(_ lines: LineBatch) async {
         for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
             // Backpressure: no more requests are read while this client's answers wait unread.
             await outbox.waitForRoom()
-            switch LineCodec.decodeRequest(line.readableBytesView) {
+            // Decoded, checked and converted for the speech API once, here.
+            switch LineCodec.decodeCheckedRequest(line.readableBytesView) {
             case .failure(let failure):
                 await router.send(.failure(failure.error, to: failure.id), to: client)
-            case .success(let line):
-                switch line.request {
-                case .post(let post): await accept([post], line.id) { .posted($0[0]) }
-                case .batch(let posts): await accept(posts, line.id) { .postedBatch($0) }
-                default: await router.send(await answer(line), to: client)
+            case .success(let request):
+                switch request.action {
+                case .post(let post): await accept([post], request.id) { .posted($0[0]) }
+                case .batch(let posts): await accept(posts, request.id) { .postedBatch($0) }
+                default: await router.send(await answer(request), to: client)
                 }
             }
         }
         if lines.skippedOverlongLine {
             await router.send(
-                .failure(SpeechError(.lineTooLong, "a line exceeded \(LineCodec.maximumLineLength) bytes and was ignored"), to: nil),
+                .failure(for: ProtocolError(.lineTooLong, "a line exceeded \(maximumLineLength) bytes and was ignored"), to: nil),
                 to: client)
         }
     }
@@ -38,13 +41,13 @@ struct JSONLinesConnection: Sendable {
     /// Prepares every post (all or none: a batch with one bad post is refused whole), replies, and
     /// queues them in one step. The reply goes out before the first event of the items it names.
     private func accept(
-        _ posts: [Post], _ id: RequestID?, reply: ([UtteranceID]) -> ServerMessage.Reply
+        _ posts: [SpeechRequest], _ id: RequestID?, reply: ([UtteranceID]) -> ServerMessage.Reply
     ) async {
         var items: [SpeechItem] = []
         do {
-            for post in posts { items.append(try await speech.prepare(try post.speechRequest())) }
+            for post in posts { items.append(try await speech.prepare(post)) }
         } catch {
-            await router.send(.failure(SpeechError(wrapping: error), to: id), to: client)
+            await router.send(.failure(for: error, to: id), to: client)
             return
         }
         await router.expect(items.map(\.id), by: client)
@@ -57,10 +60,10 @@ struct JSONLinesConnection: Sendable {
         }
     }
 
-    private func answer(_ line: RequestLine) async -> ServerMessage {
+    private func answer(_ request: CheckedRequest) async -> ServerMessage {
         do {
             let reply: ServerMessage.Reply
-            switch line.request {
+            switch request.action {
             case .post, .batch:
                 preconditionFailure("posts are accepted by accept(_:_:reply:)")
             case .pause(let boundary):
@@ -77,15 +80,15 @@ struct JSONLinesConnection: Sendable {
                 if all { await router.subscribe(client) }
                 reply = .done
             case .pronounce(let post):
-                reply = .pronunciation(ipa: try await speech.pronounce(try post.speechRequest()))
+                reply = .pronunciation(ipa: try await speech.pronounce(post))
             case .render(let post):
-                reply = .audio(try await speech.render(try post.speechRequest()))
-            case .lexicon(let request):
-                reply = .lexicon(try await speech.lexicon(try request.change()))
+                reply = .audio(try await speech.render(post))
+            case .lexicon(let change):
+                reply = .lexicon(try await speech.lexicon(change))
             }
-            return .reply(reply, to: line.id)
+            return .reply(reply, to: request.id)
         } catch {
-            return .failure(SpeechError(wrapping: error), to: line.id)
+            return .failure(for: error, to: request.id)
         }
     }
 

@@ -1,21 +1,8 @@
+import A11yProtocol
 import NIOCore
 
-/// The complete lines one read brought, in order, up to an overlong line: handed on together only
-/// to save a hop per line. Each line is still its own request (docs/protocol.md: only `batch`
-/// groups posts).
-public struct LineBatch: Sendable {
-    /// Each line without its newline.
-    public var lines: [ByteBuffer]
-    /// A line longer than the limit was skipped after the lines above; later lines are in the next batch.
-    public var skippedOverlongLine: Bool
-
-    public init(lines: [ByteBuffer], skippedOverlongLine: Bool = false) {
-        self.lines = lines
-        self.skippedOverlongLine = skippedOverlongLine
-    }
-}
-
-/// Newline framing with a maximum line length, as the first handler of a JSON Lines pipeline.
+/// JSON Lines framing, as the first handler of the pipeline (the daemon's, and the test client's):
+/// lines end at LF, with a maximum length.
 ///
 /// A line over the limit is never held whole: its bytes are dropped as they come, up to its
 /// newline, and the batch says a line was skipped. A last line without a newline still counts.
@@ -28,7 +15,10 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     /// Bytes of the partial line already searched for a newline (so a slow line is scanned once).
     private var searched = 0
 
-    public init(maximumLength: Int = LineCodec.maximumLineLength) {
+    /// The longest line read unless told otherwise (`JSONLinesServer.Configuration`).
+    public static let defaultMaximumLength = 1 << 20
+
+    public init(maximumLength: Int = defaultMaximumLength) {
         self.maximumLength = maximumLength
     }
 

@@ -82,7 +82,8 @@ public final class JSONLinesServer: Service, Sendable {
                         // The writer: every message for this client, in order, until the router closes it.
                         do {
                             try await outbox.drain { try await outbound.write($0) }
-                            outbound.finish()
+                            // The reader below ends too: nothing more can be answered.
+                            outbound.finishConversation(on: channel.channel)
                         } catch {
                             await self.router.remove(client)
                         }

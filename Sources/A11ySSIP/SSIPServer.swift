@@ -102,11 +102,8 @@ public final class SSIPServer: Service, Sendable {
                         // The writer: every reply and event, in order, until the router closes the
                         // outbox (QUIT, the client gone, a client not reading, shutdown).
                         try await outbox.drain { try await outbound.write($0) }
-                        outbound.finish()
-                        // The conversation is over: stop reading too. Closing our input ends the
-                        // reader below even when the client stays connected and silent (Orca while
-                        // a11yd stops): waiting for its EOF would hold the shutdown until it is cut.
-                        channel.channel.close(mode: .input, promise: nil)
+                        // The conversation is over: the reader below ends too.
+                        outbound.finishConversation(on: channel.channel)
                         throw ConnectionEnded()
                     }
                     do {

@@ -76,6 +76,33 @@ import Glibc
         #expect(isSocket(ssipPath), "a11yd never unlinks a socket it inherited")
     }
 
+    /// Orca stays connected to the SSIP socket, and a subscriber to the JSON socket, while the user
+    /// stops a11yd: a11yd ends both conversations itself (the clients read their end) and exits 0
+    /// then, rather than waiting for clients that will not hang up until the group cuts them after
+    /// its grace period, which left SSIP's front end throwing CancellationError: exit 1, a unit
+    /// systemd marks failed.
+    @Test func sigtermWithSilentClientsConnectedEndsTheirConversationsAndExitsCleanly() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        let ssipPath = sandbox.root + "/ssip"
+        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--ssip-socket", ssipPath])
+        defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(ssipPath)
+        let ssip = try await offThePool { try RawSSIPClient(path: ssipPath) }
+        defer { ssip.close() }
+        let named = try await offThePool { try ssip.command("SET self CLIENT_NAME orca:test:main") }
+        #expect(named.hasPrefix("208"), "\(named)")
+        let client = try await TestClient.connect(path: sandbox.socketPath)
+
+        let stopping = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+        // Daemon.maximumGracefulShutdown: what a connection left to the group's cut would take.
+        #expect(ContinuousClock.now - stopping < .seconds(2), "no connection held the stop until it was cut: \(daemon.log)")
+        #expect(try await offThePool { try ssip.readToEnd() } == "", "the SSIP client read its end")
+        try await client.waitUntilClosed()
+    }
+
     @Test func sigtermFinishesEveryPendingItemAsStoppedAndRemovesItsSocket() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
@@ -92,7 +119,7 @@ import Glibc
             #expect(finished.reason == .stopped, "#\(id): \(LineCodec.encodeString(finished))")
             #expect(finished.successful == false)
         }
-        // The client stays connected: a11yd cuts it after Daemon.maximumGracefulShutdown.
+        // The client stays connected: a11yd ends its conversation once its events are written.
         #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
         try await client.waitUntilClosed()
         #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath), "the socket it created is gone")

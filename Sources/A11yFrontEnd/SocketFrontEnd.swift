@@ -70,6 +70,7 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
             peers.admit(channel) { peer in
                 logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             }.flatMapThrowing {
+                try channel.pipeline.syncOperations.addHandler(EndsReadingWhenOutputCloses())
                 try pipeline(channel.pipeline.syncOperations)
                 // Half-closure: finishing our writer flushes what is queued and then sends EOF.
                 return AcceptedConnection(try Connection(

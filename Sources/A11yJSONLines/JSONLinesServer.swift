@@ -82,8 +82,8 @@ public final class JSONLinesServer: Service, Sendable {
                         // The writer: every message for this client, in order, until the router closes it.
                         do {
                             try await outbox.drain { try await outbound.write($0) }
-                            // The reader below ends too: nothing more can be answered.
-                            outbound.finishConversation(on: channel.channel)
+                            // The reader below ends too, once this is written (EndsReadingWhenOutputCloses).
+                            outbound.finish()
                         } catch {
                             await self.router.remove(client)
                         }

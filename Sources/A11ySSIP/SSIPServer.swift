@@ -102,8 +102,9 @@ public final class SSIPServer: Service, Sendable {
                         // The writer: every reply and event, in order, until the router closes the
                         // outbox (QUIT, the client gone, a client not reading, shutdown).
                         try await outbox.drain { try await outbound.write($0) }
-                        // The conversation is over: the reader below ends too.
-                        outbound.finishConversation(on: channel.channel)
+                        outbound.finish()
+                        // The conversation is over: stop reading too (EndsReadingWhenOutputCloses
+                        // ends the reader below once what was queued is written).
                         throw ConnectionEnded()
                     }
                     do {

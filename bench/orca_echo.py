@@ -526,9 +526,16 @@ def markdown(result):
                  f"a11yd's share after the SPEAK {fmt(share)} ms (target ≤ 2 ms: "
                  f"{'met' if share is not None and share <= 0.002 else 'not met'}).")
         L.append("")
-    L.append("On this null sink a new stream's first sound is mixed at once (a rewind) or one sink block (5 ms) "
-             "later; the late case comes in about a third of the keys once another stream stands uncorked and idle "
-             "on the sink, as speech-dispatcher leaves its own after speaking (reproduced with an idle `pacat`): "
-             "\"first PCM handed to libpulse → first sound\" shows it.")
+    pcm = mine.get("SPEAK → first PCM handed to libpulse (perf uprobe)", {}).get("median")
+    if pcm is not None:
+        L.append(f"a11yd's own work after the SPEAK, to its first PCM handed to libpulse: {fmt(pcm)} ms.")
+        L.append("")
+    L.append("What the recorder adds on this null sink (read in PulseAudio 16.1's sources, BENCHMARKS.md): a new "
+             "stream's first sound is always mixed at once, by a rewind, but when another stream stands on the sink "
+             "(speech-dispatcher's own, uncorked and idle after speaking; a11yd's corked one for speech-dispatcher; "
+             "an idle `pacat` does the same) the re-mixed block is split in two, the monitor never delivers the "
+             "first part and holds the second back by the rewind's size, so a rewind over half a block (480 bytes) "
+             "reaches the recording one 5 ms block late: \"first PCM handed to libpulse → first sound\" shows it. "
+             "A hardware sink plays the rewound mix at once.")
     L.append("")
     return L

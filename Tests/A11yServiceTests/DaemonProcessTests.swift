@@ -84,11 +84,8 @@ import Glibc
     @Test func sigtermWithSilentClientsConnectedEndsTheirConversationsAndExitsCleanly() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let ssipPath = sandbox.root + "/ssip"
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--ssip-socket", ssipPath])
+        let (daemon, ssip) = try await sandbox.startDaemonWithSSIP(pulse: pulse)
         defer { daemon.signal(SIGKILL) }
-        try await waitUntilAccepts(ssipPath)
-        let ssip = try await offThePool { try RawSSIPClient(path: ssipPath) }
         defer { ssip.close() }
         let named = try await offThePool { try ssip.command("SET self CLIENT_NAME orca:test:main") }
         #expect(named.hasPrefix("208"), "\(named)")

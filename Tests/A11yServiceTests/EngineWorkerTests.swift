@@ -124,11 +124,8 @@ import Glibc
     func aWorkerCrashedOrKilledMidMessageCancelsOnlyThatSSIPMessage(signal: Int32) async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let ssipPath = sandbox.root + "/ssip"
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--ssip-socket", ssipPath])
+        let (daemon, client) = try await sandbox.startDaemonWithSSIP(pulse: pulse)
         defer { daemon.signal(SIGKILL) }
-        try await waitUntilAccepts(ssipPath)
-        let client = try await offThePool { try RawSSIPClient(path: ssipPath) }
         defer { client.close() }
         for line in ["SET self CLIENT_NAME test:worker:main", "SET self NOTIFICATION ALL on", "SET self LANGUAGE fr"] {
             let reply = try await offThePool { try client.command(line) }

@@ -67,6 +67,17 @@ final class Sandbox {
         return daemon
     }
 
+    /// The sandbox's SSIP socket (`ssipPath`), for `startDaemonWithSSIP`.
+    var ssipPath: String { root + "/ssip" }
+
+    /// The built daemon with its SSIP front end on `ssipPath` too, and a raw SSIP client connected to it.
+    func startDaemonWithSSIP(pulse: PrivatePulseServer) async throws -> (daemon: ChildProcess, ssip: RawSSIPClient) {
+        let daemon = try await startDaemon(pulse: pulse, ["--ssip-socket", ssipPath])
+        try await waitUntilAccepts(ssipPath)
+        let path = ssipPath
+        return (daemon, try await offThePool { try RawSSIPClient(path: path) })
+    }
+
     /// Environment for the daemon and a11ysay: this sandbox, the private PulseAudio, French voice.
     func environment(pulse: PrivatePulseServer) -> [String: String] {
         var env = pulse.clientEnvironment

@@ -1,3 +1,4 @@
+import A11ySystem
 import CSeccomp
 import Glibc
 import Synchronization
@@ -28,38 +29,18 @@ final class WorkerProcess: Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Default signal handling and an empty mask, whatever a11yd's threads had.
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        // argv[0] "a11yd": what ps shows, rather than the path it was started by.
-        let argv = (["a11yd"] + arguments).map { strdup($0) } + [nil]
-        let variables = ["SWIFT_BACKTRACE=enable=no"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        close(pair[1])
-        guard result == 0 else {
+        defer { close(pair[1]) }
+        do {
+            // argv[0] "a11yd": what ps shows, rather than the path it was started by.
+            let pid = try Spawn.start(
+                executable, arguments, argv0: "a11yd",
+                environment: environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { _, backtrace in backtrace },
+                stdin: .descriptor(pair[1]), stdout: .devNull, stderr: .inherited, defaultSignals: true)
+            return WorkerProcess(pid: pid, descriptor: pair[0])
+        } catch {
             close(pair[0])
-            throw WorkerFailure("cannot start \(executable): \(String(cString: strerror(result)))")
+            throw WorkerFailure(error.description)
         }
-        return WorkerProcess(pid: pid, descriptor: pair[0])
     }
 
     /// Writes `message` whole, waiting at most `timeout` each time the channel is full; nil, or

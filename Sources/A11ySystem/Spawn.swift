@@ -12,44 +12,53 @@ public enum Spawn {
         case file(String, append: Bool)
         /// The same as stdout.
         case stdout
+        /// This descriptor of the caller's (a socket pair's end, say).
+        case descriptor(Int32)
+        /// Whatever the caller has there.
+        case inherited
     }
 
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var description: String
     }
 
-    /// Starts `executable`; stdin is /dev/null. `newSession` detaches it from the terminal and from
-    /// a Ctrl-C aimed at the caller, with default signal dispositions and an empty mask.
+    /// Starts `executable`, shown as `argv0` (default: its path). `newSession` detaches it from the
+    /// terminal and from a Ctrl-C aimed at the caller; it and `defaultSignals` start it with default
+    /// signal dispositions and an empty mask, whatever the caller's threads had.
     public static func start(
-        _ executable: String, _ arguments: [String], environment: [String: String],
-        stdout: Redirection, stderr: Redirection, newSession: Bool = false
+        _ executable: String, _ arguments: [String], argv0: String? = nil, environment: [String: String],
+        stdin: Redirection = .devNull, stdout: Redirection, stderr: Redirection,
+        newSession: Bool = false, defaultSignals: Bool = false
     ) throws(Failure) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        for (descriptor, redirection) in [(Int32(1), stdout), (Int32(2), stderr)] {
+        for (descriptor, redirection) in [(Int32(0), stdin), (Int32(1), stdout), (Int32(2), stderr)] {
             switch redirection {
-            case .devNull: posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_WRONLY, 0)
+            case .devNull:
+                posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
             case .file(let path, let append):
                 posix_spawn_file_actions_addopen(
                     &actions, descriptor, path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0o600)
             case .stdout: posix_spawn_file_actions_adddup2(&actions, 1, descriptor)
+            case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, descriptor)
+            case .inherited: break
             }
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        if newSession {
+        if newSession || defaultSignals {
             var defaults = sigset_t()
             sigfillset(&defaults)
             var empty = sigset_t()
             sigemptyset(&empty)
             posix_spawnattr_setsigdefault(&attributes, &defaults)
             posix_spawnattr_setsigmask(&attributes, &empty)
-            posix_spawnattr_setflags(&attributes, Int16(posixSpawnSetsid | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+            posix_spawnattr_setflags(
+                &attributes, Int16((newSession ? posixSpawnSetsid : 0) | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let argv = ([argv0 ?? executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             for pointer in argv { free(pointer) }

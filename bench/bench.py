@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Measurements for bench/run.sh (standard library + numpy).
 
-Sound is detected by recording the null sink's monitor with parec (5 ms fragments, which also forces
-the sink to low latency), s16le mono 48 kHz. Each read is timestamped with time.monotonic(); the
+Sound is detected by recording the null sink's monitor with parec (1 ms fragments by default, which
+also sets the sink's latency: it mixes 1 ms at once; see Recorder), s16le mono 48 kHz. Each read is timestamped with time.monotonic(); the
 moment a sample was mixed is estimated from the lower envelope of (read time - samples still
 behind it in the read), i.e. with the smallest transport delay seen around it. Latencies are that
 moment minus the monotonic time just before the command was issued (before fork/exec for CLIs,
@@ -27,7 +27,7 @@ import orca_echo
 import worker_cost
 
 RATE = 48000
-BLOCK = RATE * 5 // 1000  # parec's 5 ms fragments (--latency-msec=5): the null sink mixes 5 ms at once
+RECORDER_MS = 1     # parec's fragments (--latency-msec): the null sink then mixes this many ms at once
 LOUD = 1000          # |sample| above this (about -30 dBFS) is sound; eSpeak's lead-in is below it
 QUIET = 200          # |sample| at or below this is silence when looking for the end of sound
 INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached early by a full-volume item
@@ -46,10 +46,21 @@ def log(*args):
 
 # ---------------------------------------------------------------------------------------------
 class Recorder:
-    def __init__(self):
+    """The null sink's monitor, recorded with `latency_ms` fragments.
+
+    The recorder's latency is the sink's: the null sink mixes `latency_ms` at once. At 5 ms (this bench
+    before issue 21's last run), PulseAudio 16.1 delivers a rewound first sound one 5 ms block late to
+    the monitor whenever another stream stands on the sink, although the sink mixed it at once
+    (BENCHMARKS.md, "the late first sound"): a third of Orca's echoes read 5 ms late, for both servers.
+    At 1 ms the same artefact is at most 1 ms, and the mix block dates samples to 1 ms."""
+
+    def __init__(self, latency_ms=None):
+        self.latency_ms = latency_ms or RECORDER_MS
+        self.block = RATE * self.latency_ms // 1000
         self.proc = subprocess.Popen(
             ["parec", "--device=nullsink.monitor", "--format=s16le", f"--rate={RATE}", "--channels=1",
-             "--latency-msec=5", "--raw"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+             f"--latency-msec={self.latency_ms}", "--raw"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self.buf = bytearray()
         self.ends = []   # sample count after each read
         self.times = []  # monotonic time of each read
@@ -81,12 +92,12 @@ class Recorder:
     def time_of(self, k, clock="mixed"):
         """Monotonic time at which the null sink mixed sample k (`clock="mixed"`).
 
-        The null sink renders (mixes) BLOCK samples at once, when its timer fires or when a stream's new
-        data makes it rewind, up to one block ahead of the samples' nominal play times, and the monitor
-        hands the block on at once: every sample of a block exists from the block's render time. That is
+        The null sink renders (mixes) a block of samples (the recorder's latency) at once, when its timer
+        fires or when a stream's new data makes it rewind, up to one block ahead of the samples' nominal
+        play times, and the monitor hands the block on at once: every sample of a block exists from the block's render time. That is
         the lower envelope of the read times taken at the end of k's block. The envelope taken at k itself
         (`"envelope"`, this bench's clock before issue 21) assumes samples are mixed one by one in real
-        time, so it dates a sample up to a block (5 ms) before it was mixed: a whole block for the first
+        time, so it dates a sample up to a block before it was mixed: a whole block for the first
         sample of a block, as after a resume (the negative latencies of earlier runs). `"arrival"`: the
         time the read holding k arrived here, never early, late by the transport and any load."""
         with self.lock:
@@ -97,7 +108,7 @@ class Recorder:
                 return self.times[i]
             # The end of k's block: reads end on block boundaries (parec's fragments), several blocks
             # at once when the reader was late.
-            at = k + 1 + (self.ends[i] - k - 1) % BLOCK if clock == "mixed" else k
+            at = k + 1 + (self.ends[i] - k - 1) % self.block if clock == "mixed" else k
             best = None
             j = bisect.bisect_left(self.ends, at) if clock == "mixed" else i
             while j < len(self.ends) and self.ends[j] - at <= RATE:  # reads within 1 s after it
@@ -772,7 +783,7 @@ class Bench:
     def run_only(self, part):
         """One part alone, with the recorder (`BENCH_ONLY=orca_echo bench/run.sh`)."""
         self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.rec = Recorder()
+        self.rec = Recorder(self.a.recorder_ms)
         if not self.rec.wait_flowing(2.5):
             raise SystemExit("bench: the monitor recording does not flow")
         getattr(self, part)()
@@ -807,7 +818,7 @@ class Bench:
         time.sleep(1)
         self.snapshot_memory("idle after start")
         self.idle("fresh (before any speech, no recorder)")
-        self.rec = Recorder()
+        self.rec = Recorder(self.a.recorder_ms)
         if not self.rec.wait_flowing(2.5):
             raise SystemExit("bench: the monitor recording does not flow")
         log("recorder flowing")
@@ -898,7 +909,8 @@ def markdown(r, args):
     L.append("")
     L.append(f"Versions: {', '.join(f'{k}: {v}' for k, v in r['versions'].items())}; "
              f"{os.cpu_count()} CPUs. Runs: first sound {args.runs}, interrupt/stop {args.control_runs}. "
-             "Times in ms from the moment the command was issued to the sample mixed by the null sink.")
+             "Times in ms from the moment the command was issued to the sample mixed by the null sink "
+             f"(recorded with {args.recorder_ms} ms blocks: `--recorder-ms`).")
     L.append("")
     for key, title, what in (
             ("first_sound", "Time to first sound, \"bonjour\" (fr)", f"first |sample| > {LOUD}"),
@@ -1016,6 +1028,8 @@ def main():
     p.add_argument("--idle-seconds", type=float, default=10)
     p.add_argument("--out", required=True)
     p.add_argument("--orca-blocks", type=int, default=2)
+    p.add_argument("--recorder-ms", type=int, default=RECORDER_MS,
+                   help="the monitor recorder's latency, which sets the null sink's mix block (1 or 5)")
     p.add_argument("--only", help="run one part alone (orca_echo)")
     args = p.parse_args()
     bench = Bench(args)

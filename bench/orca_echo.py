@@ -484,7 +484,7 @@ def measure(rec, servers, log, blocks=2, loud=1000, pids=None):
             r["commands"] = [(round(t * 1000, 3), line) for t, line in r["commands"]]
     return {"servers": {name: {"summary": summary(r), "typing": summary(r, typing=True), "rows": r}
                         for name, r in rows.items()},
-            "typing_interval": TYPING_INTERVAL,
+            "typing_interval": TYPING_INTERVAL, "recorder_ms": getattr(rec, "latency_ms", 5),
             "keys_per_block": len(LETTERS), "blocks": blocks}
 
 
@@ -530,12 +530,13 @@ def markdown(result):
     if pcm is not None:
         L.append(f"a11yd's own work after the SPEAK, to its first PCM handed to libpulse: {fmt(pcm)} ms.")
         L.append("")
-    L.append("What the recorder adds on this null sink (read in PulseAudio 16.1's sources, BENCHMARKS.md): a new "
-             "stream's first sound is always mixed at once, by a rewind, but when another stream stands on the sink "
-             "(speech-dispatcher's own, uncorked and idle after speaking; a11yd's corked one for speech-dispatcher; "
-             "an idle `pacat` does the same) the re-mixed block is split in two, the monitor never delivers the "
-             "first part and holds the second back by the rewind's size, so a rewind over half a block (480 bytes) "
-             "reaches the recording one 5 ms block late: \"first PCM handed to libpulse → first sound\" shows it. "
-             "A hardware sink plays the rewound mix at once.")
+    block_ms = result.get("recorder_ms", 5)
+    L.append(f"The recorder runs the null sink with {block_ms} ms blocks. What it adds on this sink (read in "
+             "PulseAudio 16.1's sources, BENCHMARKS.md): a new stream's first sound is always mixed at once, by a "
+             "rewind, but when another stream stands on the sink (speech-dispatcher's own, uncorked and idle after "
+             "speaking; a11yd's corked one for speech-dispatcher; an idle `pacat` does the same) the re-mixed block "
+             "is split in two, the monitor never delivers the first part and holds the second back by the rewind's "
+             f"size, so a large rewind reaches the recording up to one block ({block_ms} ms) late: \"first PCM "
+             "handed to libpulse → first sound\" shows it. A hardware sink plays the rewound mix at once.")
     L.append("")
     return L

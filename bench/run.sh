@@ -9,8 +9,10 @@
 # per client, default 20), BENCH_CONTROL_RUNS (interrupt and stop runs per client, default 10),
 # BENCH_UTTERANCES (utterances spoken before the second memory reading, default 50),
 # BENCH_IDLE_SECONDS (default 10), BENCH_ORCA_BLOCKS (blocks of 24 keys Orca types per server, default 2),
-# BENCH_ONLY (one part alone: orca_echo). Writes bench/out/bench-<date>.md and .json (and the daemons' logs in
-# bench/out/bench-<date>-logs/) and prints the table.
+# BENCH_ONLY (one part alone: orca_echo), BENCH_RECORDER_MS (the monitor recorder's latency, which sets
+# the null sink's mix block: default 1; 5 as in runs before 2026-11-25 18:00). Writes
+# bench/out/bench-<date>.md and .json (and the daemons' logs in bench/out/bench-<date>-logs/) and prints
+# the table.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -124,5 +126,6 @@ timeout 1800 python3 "$here/bench.py" \
     --speechd-pid "$speechd_pid" --speechd-socket "$speechd_socket" --pulse-pid "$pulse_pid" \
     --runs "${BENCH_RUNS:-20}" --control-runs "${BENCH_CONTROL_RUNS:-10}" \
     --utterances "${BENCH_UTTERANCES:-50}" --idle-seconds "${BENCH_IDLE_SECONDS:-10}" \
-    --orca-blocks "${BENCH_ORCA_BLOCKS:-2}" ${BENCH_ONLY:+--only "$BENCH_ONLY"} --out "$out_base"
+    --orca-blocks "${BENCH_ORCA_BLOCKS:-2}" --recorder-ms "${BENCH_RECORDER_MS:-1}" \
+    ${BENCH_ONLY:+--only "$BENCH_ONLY"} --out "$out_base"
 echo "bench: written to $out_base.md (daemon logs in $out_base-logs/)" >&2

@@ -264,6 +264,9 @@ def run_cli(argv, env=None):
                             env=env)
 
 
+REQUEST_ARRIVAL = 'a11ysay "bonjour": start → its request at the socket'
+
+
 def post_on_fresh_connection(path, text):
     """Connects and posts, as a client process does after it started (the connection is returned, to be
     closed once the sound is heard: closing it earlier would end the conversation)."""
@@ -823,7 +826,42 @@ class Bench:
                 subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
                 times.append(now() - t0)
             out[name] = stats(times)
+        out[REQUEST_ARRIVAL] = stats(self.request_arrival())
         self.results["cli_startup"] = out
+
+    def request_arrival(self):
+        """`a11ysay "bonjour"`'s start → its request line read at a listening socket, which answers as a11yd
+        does: what a11ysay itself costs before the daemon can act, process start included."""
+        work = os.path.join(os.path.dirname(self.a.out), "request-arrival")
+        os.makedirs(work, exist_ok=True)
+        path = os.path.join(work, "socket")
+        if os.path.exists(path):
+            os.unlink(path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(4)
+        argv = [f"{self.bin}/a11ysay", "--socket", path, "--lang", "fr", "bonjour"]
+        env = dict(os.environ, A11YD_NO_AUTOSPAWN="1")
+        times = []
+        try:
+            for _ in range(max(5, self.a.control_runs)):
+                t0 = now()
+                p = run_cli(argv, env=env)
+                conn, _ = listener.accept()
+                with conn:
+                    line = b""
+                    while not line.endswith(b"\n"):
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            break
+                        line += chunk
+                    times.append(now() - t0 if line.endswith(b"\n") else None)
+                    conn.sendall(b'{"ok":true,"utterance":1}\n')
+                reap([p])
+        finally:
+            listener.close()
+            os.unlink(path)
+        return times
 
     def run(self):
         self.results["load_before"] = open("/proc/loadavg").read().split()[:3]
@@ -918,7 +956,9 @@ def targets_issue_11(r):
              ("`a11ysay`", median("first_sound", "a11yd: a11ysay")),
              ("starting `true` from this bench", r.get("cli_startup", {}).get("true (a process start from here, for scale)",
                                                                   {}).get("median")),
-             ("`a11ysay --help`", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median"))]
+             ("`a11ysay --help`", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median")),
+             ("`a11ysay \"bonjour\"`'s start → its request at the socket",
+              r.get("cli_startup", {}).get(REQUEST_ARRIVAL, {}).get("median"))]
     if all(v is not None for _, v in parts):
         L.append("Where `a11ysay`'s time goes, this run: " + "; ".join(f"{n} {ms(v)} ms" for n, v in parts) + ". "
                  "What a11ysay adds over a fresh connection is a process start, which spd-say pays too.")

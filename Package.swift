@@ -197,7 +197,26 @@ let package = Package(
         .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem"]),
         // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
         .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
-        .testTarget(name: "A11ySSIPTests", dependencies: ["A11ySSIP", "A11yFrontEnd", "A11yCore", "A11ySystem", "A11yTestSupport"]),
+        // Unit tests of the JSON Lines wire model and codec: no daemon, no socket.
+        .testTarget(name: "A11yProtocolTests", dependencies: ["A11yProtocol", "A11yCore"]),
+        // Unit tests of the JSON Lines framing, in NIO's decoder verifier and in a pipe channel.
+        .testTarget(
+            name: "A11yJSONLinesTests",
+            dependencies: [
+                "A11yJSONLines",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "A11ySSIPTests",
+            dependencies: [
+                "A11ySSIP", "A11yFrontEnd", "A11yCore", "A11ySystem", "A11yTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
         .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
@@ -208,7 +227,7 @@ let package = Package(
             name: "A11yIntegrationTests",
             dependencies: [
                 "A11yDaemon", "A11yProtocol", "A11yJSONLines", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
-                "A11yConfiguration", .product(name: "NIOTestUtils", package: "swift-nio"),
+                "A11yConfiguration",
             ]
         ),
     ],

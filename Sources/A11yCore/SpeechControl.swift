@@ -66,17 +66,6 @@ public struct LexiconListing: Sendable, Equatable {
     }
 }
 
-/// An event of an utterance, addressed to the client that posted it.
-public struct ClientEvent: Sendable, Equatable {
-    public var event: SpeechEvent
-    public var owner: ClientID
-
-    public init(_ event: SpeechEvent, owner: ClientID) {
-        self.event = event
-        self.owner = owner
-    }
-}
-
 /// Who asked: one connection of one front end. Unique across front ends for the daemon's life.
 public struct ClientID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
     public let rawValue: UInt64

@@ -27,10 +27,10 @@ public actor SpeechCoordinator {
     private let nextID = Atomic<UInt64>(1)
     private var isShutDown = false
 
-    /// Every event of every item, in the order they happen, with the client whose item it is about
-    /// (`SpeechQueue.Effect.emit`; nil: nobody's). One consumer.
-    public nonisolated let events: AsyncStream<(event: SpeechEvent, owner: ClientID?)>
-    private let eventSink: AsyncStream<(event: SpeechEvent, owner: ClientID?)>.Continuation
+    /// Every event of every item, in the order they happen, as the queue emits it
+    /// (`SpeechQueue.Effect.emit`). One consumer.
+    public nonisolated let events: AsyncStream<ClientEvent>
+    private let eventSink: AsyncStream<ClientEvent>.Continuation
 
     public init(
         engine: any SpeechEngine, output: any AudioOutput, configuration: Configuration = .init(),
@@ -115,8 +115,8 @@ public actor SpeechCoordinator {
                 if let player, player.id == id { player.control(.pause(boundary)) }
             case .resumePlayback(let id):
                 if let player, player.id == id { player.control(.resume) }
-            case .emit(let event, let owner):
-                eventSink.yield((event, owner))
+            case .emit(let event):
+                eventSink.yield(event)
             }
         }
     }

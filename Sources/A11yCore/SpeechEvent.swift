@@ -49,3 +49,17 @@ public enum SpeechEvent: Sendable, Equatable {
         }
     }
 }
+
+/// An event as the queue emits it and every consumer receives it: with the client whose item it is
+/// about (`SpeechItem.owner`; for `queuePaused`, the client whose pause it is), so that nobody
+/// downstream keeps a second record of who posted what. Nil: nobody's, an item posted without a
+/// client (only the core's own tests post those; the daemon names a client for every item).
+public struct ClientEvent: Sendable, Equatable {
+    public var event: SpeechEvent
+    public var owner: ClientID?
+
+    public init(_ event: SpeechEvent, owner: ClientID?) {
+        self.event = event
+        self.owner = owner
+    }
+}

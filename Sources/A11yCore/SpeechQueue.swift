@@ -16,10 +16,8 @@ public struct SpeechQueue: Sendable {
         case pausePlayback(UtteranceID, PauseBoundary)
         /// Continue the current item's audio where it stopped (also cancels a pending word pause).
         case resumePlayback(UtteranceID)
-        /// Tell clients: the event, with the client whose item it is about (`SpeechItem.owner`; for
-        /// `queuePaused`, the client whose pause it is), so that nobody downstream keeps a second
-        /// record of who owns what. Nil: nobody's.
-        case emit(SpeechEvent, owner: ClientID?)
+        /// Tell clients: the event, with the client whose item it is about (`ClientEvent`).
+        case emit(ClientEvent)
     }
 
     /// How playback of an item ended, as the player reports it.
@@ -419,7 +417,7 @@ public struct SpeechQueue: Sendable {
             // It ended before reaching a word boundary: the pause now holds before the next item
             // (of its client only, when only its client was paused). That is the queue's state,
             // told after the item's last event.
-            return [ending, .emit(.queuePaused(owner: current.item.owner), owner: current.item.owner)] + startNextIfIdle()
+            return [ending, emit(.queuePaused(owner: current.item.owner), about: current.item)] + startNextIfIdle()
         }
         return [ending] + startNextIfIdle()
     }
@@ -484,7 +482,7 @@ public struct SpeechQueue: Sendable {
 
     /// An event about `item`, told to its owner.
     private func emit(_ event: SpeechEvent, about item: SpeechItem) -> Effect {
-        .emit(event, owner: item.owner)
+        .emit(ClientEvent(event, owner: item.owner))
     }
 }
 

@@ -71,13 +71,14 @@ actor JSONLinesRouter {
 
     func route(_ delivery: ClientEvent) {
         let message = ServerMessage.event(delivery.event)
-        send(message, to: delivery.owner)
+        // Nobody's (no client posted it): for subscribers only.
+        if let owner = delivery.owner { send(message, to: owner) }
         for (client, connection) in connections where connection.isSubscribed && client != delivery.owner {
             send(message, to: client)
         }
-        if case .finished(let id, _, _, _) = delivery.event {
-            connections[delivery.owner]?.outstanding.remove(id)
-            closeIfDone(delivery.owner)
+        if case .finished(let id, _, _, _) = delivery.event, let owner = delivery.owner {
+            connections[owner]?.outstanding.remove(id)
+            closeIfDone(owner)
         }
     }
 

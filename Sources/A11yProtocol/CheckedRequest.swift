@@ -5,6 +5,8 @@ import A11yCore
 /// (`LineCodec.decodeCheckedRequest`), so that a refusal still carries the line's `id` and the
 /// front end never converts it again.
 public struct CheckedRequest: Sendable, Equatable {
+    /// `Request`'s cases, checked: what the daemon acts on, against what a client writes (why both:
+    /// at `Request`).
     public enum Action: Sendable, Equatable {
         case post(SpeechRequest)
         /// Posts that reach the queue in one step (`Request.batch`).

@@ -12,7 +12,13 @@ public struct RequestLine: Sendable, Equatable {
     }
 }
 
-/// What a client can ask of the daemon.
+/// What a client can ask of the daemon, as it writes it: posts as `Post`s, the wire's optional
+/// fields, unchecked. Why two enums with the same cases (this and `CheckedRequest.Action`): this one
+/// is what a client builds and encodes (a11ysay, the tests) and what JSON decoding yields; what
+/// decoding cannot check (ranges, exactly one of text/ssml/element, a batch's size) is checked once,
+/// after it, into the form the daemon acts on, whose `SpeechRequest`s have no wire form. One enum
+/// would make either the daemon check a post again where it uses it, or a client build speech API
+/// values it never sends.
 public enum Request: Sendable, Equatable {
     case post(Post)
     /// Posts that reach the queue in one step, as if posted in the same instant (docs/protocol.md,

@@ -108,7 +108,8 @@ actor SSIPRouter {
     }
 
     func route(_ delivery: ClientEvent) {
-        let client = delivery.owner
+        // Nobody's item is no SSIP client's message.
+        guard let client = delivery.owner else { return }
         // The queue's own pause names no message: SSIP has no notification for it.
         guard let id = delivery.event.utterance else { return }
         guard var connection = connections[client], var message = connection.messages[id] else { return }

@@ -14,7 +14,7 @@ import Testing
         configuration.playbackStallLimit = stallLimit
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
         return (coordinator, output, log, pump)
     }
 
@@ -61,9 +61,9 @@ import Testing
         await coordinator.post([mine, item(2, queued: true)])
         var owners: [UInt64: Set<ClientID?>] = [:]
         var finished = 0
-        for await (event, owner) in coordinator.events {
-            owners[event.utterance!.rawValue, default: []].insert(owner)
-            if case .finished = event { finished += 1 }
+        for await delivery in coordinator.events {
+            owners[delivery.event.utterance!.rawValue, default: []].insert(delivery.owner)
+            if case .finished = delivery.event { finished += 1 }
             if finished == 2 { break }
         }
         #expect(owners == [1: [ClientID(rawValue: 7)], 2: [nil]])
@@ -184,7 +184,7 @@ import Testing
         configuration.playbackStallLimit = .seconds(86_400)
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
         defer { pump.cancel() }
 
         await coordinator.post(item(1, text: "un deux trois"))
@@ -218,7 +218,7 @@ import Testing
         configuration.playbackStallLimit = .seconds(86_400)
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
-        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
         defer { pump.cancel() }
         let id = UtteranceID(rawValue: 1)
 
@@ -271,7 +271,7 @@ import Testing
         configuration.serverBufferMilliseconds = 0
         let coordinator = SpeechCoordinator(engine: FakeEngine(), output: output, configuration: configuration, clock: clock)
         let log = EventLog()
-        let pump = Task { for await (event, _) in coordinator.events { await log.record(event) } }
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
         return (coordinator, output, clock, log, pump)
     }
 

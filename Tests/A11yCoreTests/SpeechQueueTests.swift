@@ -6,7 +6,8 @@ import Testing
     /// Emitted finishes as (id, reason).
     func finishes(_ effects: [SpeechQueue.Effect]) -> [(UInt64, FinishReason)] {
         effects.compactMap {
-            if case .emit(.finished(let id, _, let reason, _), _) = $0 { (id.rawValue, reason) } else { nil }
+            guard case .emit(let emitted) = $0, case .finished(let id, _, let reason, _) = emitted.event else { return nil }
+            return (id.rawValue, reason)
         }
     }
     func played(_ effects: [SpeechQueue.Effect]) -> [UInt64] {
@@ -19,7 +20,7 @@ import Testing
     @Test func firstPostPlaysAtOnceAndAnnouncesStart() {
         var queue = SpeechQueue()
         let effects = queue.post(item(1))
-        #expect(effects == [.play(item(1)), .emit(.started(UtteranceID(rawValue: 1)), owner: nil)])
+        #expect(effects == [.play(item(1)), .emit(ClientEvent(.started(UtteranceID(rawValue: 1)), owner: nil))])
         #expect(queue.state == .speaking)
     }
 
@@ -143,11 +144,11 @@ import Testing
         _ = queue.post(item(1))
         let (paused, pauseEffects) = queue.pause(at: .immediate)
         #expect(paused)
-        #expect(pauseEffects == [.pausePlayback(UtteranceID(rawValue: 1), .immediate), .emit(.paused(UtteranceID(rawValue: 1)), owner: nil)])
+        #expect(pauseEffects == [.pausePlayback(UtteranceID(rawValue: 1), .immediate), .emit(ClientEvent(.paused(UtteranceID(rawValue: 1)), owner: nil))])
         #expect(queue.state == .paused)
         let (resumed, resumeEffects) = queue.resume()
         #expect(resumed)
-        #expect(resumeEffects == [.resumePlayback(UtteranceID(rawValue: 1)), .emit(.resumed(UtteranceID(rawValue: 1)), owner: nil)])
+        #expect(resumeEffects == [.resumePlayback(UtteranceID(rawValue: 1)), .emit(ClientEvent(.resumed(UtteranceID(rawValue: 1)), owner: nil))])
         #expect(finishes(queue.playbackEnded(UtteranceID(rawValue: 1), .completed)).map(\.1) == [.spoken])
     }
 
@@ -157,8 +158,8 @@ import Testing
         let (effective, effects) = queue.pause(at: .word)
         #expect(effective)
         #expect(effects == [.pausePlayback(UtteranceID(rawValue: 1), .word)])
-        #expect(queue.playbackPaused(UtteranceID(rawValue: 1)) == [.emit(.paused(UtteranceID(rawValue: 1)), owner: nil)])
-        #expect(queue.resume().effects == [.resumePlayback(UtteranceID(rawValue: 1)), .emit(.resumed(UtteranceID(rawValue: 1)), owner: nil)])
+        #expect(queue.playbackPaused(UtteranceID(rawValue: 1)) == [.emit(ClientEvent(.paused(UtteranceID(rawValue: 1)), owner: nil))])
+        #expect(queue.resume().effects == [.resumePlayback(UtteranceID(rawValue: 1)), .emit(ClientEvent(.resumed(UtteranceID(rawValue: 1)), owner: nil))])
     }
 
     /// The pause is then the queue's state, told after the item's `finished` (always an
@@ -172,8 +173,8 @@ import Testing
         _ = queue.pause(at: .word)
         let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
         #expect(ended == [
-            .emit(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .spoken, message: nil), owner: ClientID(rawValue: 5)),
-            .emit(.queuePaused(owner: ClientID(rawValue: 5)), owner: ClientID(rawValue: 5)),
+            .emit(ClientEvent(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .spoken, message: nil), owner: ClientID(rawValue: 5))),
+            .emit(ClientEvent(.queuePaused(owner: ClientID(rawValue: 5)), owner: ClientID(rawValue: 5))),
         ])
         #expect(queue.state == .paused)
         #expect(played(queue.resume().effects) == [2])
@@ -191,7 +192,7 @@ import Testing
         _ = queue.post(mine)
         _ = queue.post(theirs)
         // A client's own pause cuts at once, whatever the boundary.
-        #expect(queue.pause(.client(me), at: .word).effects == [.cancelPlayback(id(1)), .emit(.paused(id(1)), owner: me)])
+        #expect(queue.pause(.client(me), at: .word).effects == [.cancelPlayback(id(1)), .emit(ClientEvent(.paused(id(1)), owner: me))])
         _ = queue.post(later)
         let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
         #expect(finishes(ended).map(\.1) == [.spoken], "it got to its end first")
@@ -257,7 +258,7 @@ import Testing
         let effects = queue.post(item(5, queued: true))
         #expect(finishes(effects).map { $0.0 } == [3])
         #expect(finishes(effects).map { $0.1 } == [.dropped])
-        #expect(effects.contains(.emit(.finished(id(3), text: "item 3", reason: .dropped, message: SpeechQueue.droppedForBound), owner: nil)))
+        #expect(effects.contains(.emit(ClientEvent(.finished(id(3), text: "item 3", reason: .dropped, message: SpeechQueue.droppedForBound), owner: nil))))
         #expect(queue.pending.map(\.id.rawValue) == [2, 5, 4])
         #expect(queue.pendingBytes == 3 * item(2).queueCost)
     }
@@ -297,7 +298,7 @@ import Testing
         _ = queue.post(item(1))
         _ = queue.post(item(2, queued: true))
         let effects = queue.playbackEnded(UtteranceID(rawValue: 1), .failed(SpeechError(.audioUnavailable, "gone")))
-        #expect(effects.first == .emit(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .error, message: "gone"), owner: nil))
+        #expect(effects.first == .emit(ClientEvent(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .error, message: "gone"), owner: nil)))
         #expect(played(effects) == [2])
     }
 
@@ -449,11 +450,11 @@ import Testing
         _ = queue.post(first)
         _ = queue.post(ssip(2, .message, owner: 1))
         _ = queue.post(ssip(3, .message, owner: 2))
-        #expect(queue.wordHeard(id(1), start: 3, length: 4) == [.emit(.word(id(1), start: 3, length: 4), owner: one)])
+        #expect(queue.wordHeard(id(1), start: 3, length: 4) == [.emit(ClientEvent(.word(id(1), start: 3, length: 4), owner: one))])
         let (paused, effects) = queue.pause(.client(one), at: .immediate)
         #expect(paused)
         // Cut, not corked: the voice is free for the others.
-        #expect(effects == [.cancelPlayback(id(1)), .emit(.paused(id(1)), owner: one)])
+        #expect(effects == [.cancelPlayback(id(1)), .emit(ClientEvent(.paused(id(1)), owner: one))])
         #expect(queue.wordHeard(id(1), start: 8, length: 5).isEmpty, "nothing told of audio being cut")
         let parked = queue.playbackEnded(id(1), .cancelled)
         #expect(finishes(parked).isEmpty, "a paused item does not end")
@@ -467,10 +468,10 @@ import Testing
         #expect(queue.resume(.client(one)) == (true, []) , "it waits for the speaking item, as any message")
         let next = queue.playbackEnded(id(3), .completed)
         #expect(finishes(next).map(\.1) == [.spoken])
-        #expect(next.last == .emit(.resumed(id(1)), owner: one), "its clients hear it resumed, not begun again")
+        #expect(next.last == .emit(ClientEvent(.resumed(id(1)), owner: one)), "its clients hear it resumed, not begun again")
         #expect(played(next) == [1])
         let end = queue.playbackEnded(id(1), .completed)
-        #expect(end.first == .emit(.finished(id(1), text: spoken, reason: .spoken, message: nil), owner: one))
+        #expect(end.first == .emit(ClientEvent(.finished(id(1), text: spoken, reason: .spoken, message: nil), owner: one)))
         #expect(played(end) == [2])
     }
 
@@ -493,9 +494,9 @@ import Testing
         let one = ClientID(rawValue: 1)
         _ = queue.post(ssip(1, .message, owner: 1))
         // Nobody else waits: corked where it stands, not cut (heard whole when resumed).
-        #expect(queue.pause(.client(one), at: .immediate) == (true, [.pausePlayback(id(1), .immediate), .emit(.paused(id(1)), owner: one)]))
+        #expect(queue.pause(.client(one), at: .immediate) == (true, [.pausePlayback(id(1), .immediate), .emit(ClientEvent(.paused(id(1)), owner: one))]))
         #expect(queue.post(ssip(2, .message, owner: 1)).isEmpty, "its own next item is held and takes nothing")
-        #expect(queue.resume(.client(one)) == (true, [.resumePlayback(id(1)), .emit(.resumed(id(1)), owner: one)]))
+        #expect(queue.resume(.client(one)) == (true, [.resumePlayback(id(1)), .emit(ClientEvent(.resumed(id(1)), owner: one))]))
     }
 
     @Test func anotherClientsItemCutsAnItemPausedInPlaceAndIsSpoken() {
@@ -505,7 +506,7 @@ import Testing
         _ = queue.wordHeard(id(1), start: 0, length: 2)
         _ = queue.pause(.client(one), at: .word)
         // Its word pause was not heard yet: it is now, at once, and the voice goes to client 2.
-        #expect(queue.post(ssip(2, .message, owner: 2)) == [.cancelPlayback(id(1)), .emit(.paused(id(1)), owner: one)])
+        #expect(queue.post(ssip(2, .message, owner: 2)) == [.cancelPlayback(id(1)), .emit(ClientEvent(.paused(id(1)), owner: one))])
         let parked = queue.playbackEnded(id(1), .cancelled)
         #expect(finishes(parked).isEmpty && played(parked) == [2])
         #expect(queue.pending.map(\.id.rawValue) == [1] && queue.pending[0].isRemainder)
@@ -594,9 +595,9 @@ import Testing
         #expect(played(queue.playbackEnded(id(1), .cancelled)) == [2])
         #expect(queue.pause(at: .immediate).effective)
         #expect(queue.resume(.client(ClientID(rawValue: 1))).effects.isEmpty, "the pause of all still holds")
-        #expect(queue.resume().effects == [.resumePlayback(id(2)), .emit(.resumed(id(2)), owner: ClientID(rawValue: 2))])
+        #expect(queue.resume().effects == [.resumePlayback(id(2)), .emit(ClientEvent(.resumed(id(2)), owner: ClientID(rawValue: 2)))])
         let next = queue.playbackEnded(id(2), .completed)
-        #expect(played(next) == [1] && next.last == .emit(.resumed(id(1)), owner: ClientID(rawValue: 1)))
+        #expect(played(next) == [1] && next.last == .emit(ClientEvent(.resumed(id(1)), owner: ClientID(rawValue: 1))))
     }
 
     @Test func aPauseOfEverythingOverAClientsSpeakingItemCorksIt() {
@@ -604,7 +605,7 @@ import Testing
         _ = queue.post(ssip(1, .message, owner: 1))
         _ = queue.pause(at: .immediate)
         #expect(queue.pause(.client(ClientID(rawValue: 1)), at: .immediate).effects.isEmpty, "already paused, kept")
-        #expect(queue.resume().effects == [.resumePlayback(id(1)), .emit(.resumed(id(1)), owner: ClientID(rawValue: 1))])
+        #expect(queue.resume().effects == [.resumePlayback(id(1)), .emit(ClientEvent(.resumed(id(1)), owner: ClientID(rawValue: 1)))])
     }
 
     @Test func everyAcceptedItemFinishesExactlyOnceUnderAnyMix() {

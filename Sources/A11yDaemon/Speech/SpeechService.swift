@@ -50,9 +50,9 @@ public final class SpeechService: SpeechControl, Service {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 // Ends when the coordinator's stream does: after the last `finished` of a shutdown.
-                for await (event, owner) in self.coordinator.events {
-                    self.fanOut.deliver(event, to: owner)
-                    if case .finished(let id, _, let reason, let message) = event {
+                for await delivery in self.coordinator.events {
+                    self.fanOut.deliver(delivery)
+                    if case .finished(let id, _, let reason, let message) = delivery.event {
                         if reason == .dropped, message == SpeechQueue.droppedForBound {
                             self.logger.warning(
                                 "an item was dropped: the waiting items reached the queue's memory bound",
@@ -165,8 +165,7 @@ public final class SpeechService: SpeechControl, Service {
     }
 }
 
-/// Copies every event to each front end's stream, addressed to the client that posted its item
-/// (as the queue tells it: `SpeechQueue.Effect.emit`).
+/// Copies every event, as the queue emitted it (`SpeechQueue.Effect.emit`), to each front end's stream.
 final class EventFanOut: Sendable {
     private struct State {
         var subscribers: [AsyncStream<ClientEvent>.Continuation] = []
@@ -185,11 +184,9 @@ final class EventFanOut: Sendable {
         return stream
     }
 
-    func deliver(_ event: SpeechEvent, to owner: ClientID?) {
-        // Every item is posted by a client (`post(_:from:)`); only a queue state can be nobody's.
-        guard let owner else { return }
+    func deliver(_ event: ClientEvent) {
         let subscribers = state.withLock { $0.subscribers }
-        for subscriber in subscribers { subscriber.yield(ClientEvent(event, owner: owner)) }
+        for subscriber in subscribers { subscriber.yield(event) }
     }
 
     func finish() {

@@ -1,12 +1,12 @@
 import A11yJSONLines
-import A11ySSIP
 import NIOCore
 import NIOTestUtils
 import Testing
 
-/// Both line framers checked the way swift-nio checks its own decoders: `ByteToMessageDecoderVerifier`
+/// The JSON Lines framer checked the way swift-nio checks its own decoders: `ByteToMessageDecoderVerifier`
 /// feeds every input whole, one byte at a time (each byte in a buffer of its own, amid other bytes)
-/// and all of them at once in shuffled orders, through one decoder, and wants the same frames each time.
+/// and all of them at once in shuffled orders, through one decoder, and wants the same frames each time
+/// (SSIP's framer: A11ySSIPTests' `SSIPFramingVerifierTests`).
 @Suite struct FramingVerifierTests {
     /// A small limit, so that the over-long lines are short to write.
     static let limit = 8
@@ -27,26 +27,6 @@ import Testing
                 ("é\u{1F600}\n", [.line("é\u{1F600}")]),
             ],
             decoderFactory: { LineFrames(LineFrameDecoder(maximumLength: Self.limit)) })
-    }
-
-    @Test func ssipFramesDoNotDependOnTheReads() throws {
-        let long = String(repeating: "x", count: 40)
-        try ByteToMessageDecoderVerifier.verifyDecoder(
-            stringInputOutputPairs: [
-                ("SPEAK\r\n", [.line(Array("SPEAK".utf8), crlf: true)]),
-                // Inside SPEAK data a bare LF belongs to the text: the frame says how the line ended.
-                ("texte\n", [.line(Array("texte".utf8), crlf: false)]),
-                (".\r\n", [.line(Array(".".utf8), crlf: true)]),
-                ("\r\n", [.line([], crlf: true)]),
-                ("\n", [.line([], crlf: false)]),
-                ("a\rb\r\n", [.line(Array("a\rb".utf8), crlf: true)]),
-                ("a\r\r\n", [.line(Array("a\r".utf8), crlf: true)]),
-                ("12345678\r\n", [.line(Array("12345678".utf8), crlf: true)]),  // exactly the limit, and its CR
-                ("123456789\r\n", [.overlong]),
-                ("\(long)\r\n", [.overlong]),
-                ("\(long)\n", [.overlong]),
-            ],
-            decoderFactory: { SSIPLineDecoder(maximumLength: Self.limit) })
     }
 }
 

@@ -1,6 +1,5 @@
 import A11yCore
 import A11yProtocol
-import A11yTestSupport
 import Testing
 
 @Suite struct ProtocolTests {
@@ -97,10 +96,10 @@ import Testing
     }
 
     @Test func eventsEncodeWithTheirEventKey() throws {
-        let line = LineCodec.encodeString(ServerMessage.event(.finished(UtteranceID(rawValue: 3), text: "é", reason: .interrupted, message: "m")))
-        let decoded = try LineCodec.decodeMessage(Array(line.utf8))
-        #expect(decoded.event == "finished" && decoded.utterance == 3 && decoded.successful == false)
-        #expect(decoded.reason == .interrupted && decoded.text == "é" && decoded.message == "m")
+        let finished = ServerMessage.event(.finished(UtteranceID(rawValue: 3), text: "é", reason: .interrupted, message: "m"))
+        let line = LineCodec.encodeString(finished)
+        #expect(line.hasPrefix(#"{"event":"finished","#), "\(line)")
+        #expect(try LineCodec.decodeMessage(Array(line.utf8)) == finished)
         #expect(!line.contains("\n"))
     }
 }

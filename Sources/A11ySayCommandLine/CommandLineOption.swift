@@ -30,7 +30,10 @@ public struct CommandLineOption: Sendable {
     /// What the value is called in the help (`WORD=IPA`); "" for flags.
     public let valueName: String
     /// The only values accepted, for options that take one of a few words; empty when any is.
-    public let allowedValues: [String]
+    public var allowedValues: [String] { listAllowedValues() }
+    /// Lists them only when asked: `allCases` instantiates array metadata (25 K instructions at
+    /// start-up for two enums, callgrind), which parsing a valid value never needs.
+    private let listAllowedValues: @Sendable () -> [String]
     public let completion: ValueCompletion
     public let help: String
     /// Sets the invocation's field from the value (a flag gets ""); false when the value is not one
@@ -45,7 +48,7 @@ public struct CommandLineOption: Sendable {
 
     static func flag(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation) -> Void) -> Self {
         Self(
-            name: name, shortName: nil, kind: .flag, valueName: "", allowedValues: [], completion: .none, help: help,
+            name: name, shortName: nil, kind: .flag, valueName: "", listAllowedValues: { [] }, completion: .none, help: help,
             apply: { invocation, _ in
                 set(&invocation)
                 return true
@@ -57,7 +60,7 @@ public struct CommandLineOption: Sendable {
         _ set: @escaping @Sendable (inout Invocation, String) -> Void
     ) -> Self {
         Self(
-            name: name, shortName: nil, kind: .value, valueName: valueName ?? name, allowedValues: [], completion: completion,
+            name: name, shortName: nil, kind: .value, valueName: valueName ?? name, listAllowedValues: { [] }, completion: completion,
             help: help,
             apply: { invocation, value in
                 set(&invocation, value)
@@ -69,7 +72,7 @@ public struct CommandLineOption: Sendable {
         _ name: String, valueName: String, help: String, _ append: @escaping @Sendable (inout Invocation, String) -> Void
     ) -> Self {
         Self(
-            name: name, shortName: nil, kind: .repeatable, valueName: valueName, allowedValues: [], completion: .none, help: help,
+            name: name, shortName: nil, kind: .repeatable, valueName: valueName, listAllowedValues: { [] }, completion: .none, help: help,
             apply: { invocation, value in
                 append(&invocation, value)
                 return true
@@ -78,7 +81,7 @@ public struct CommandLineOption: Sendable {
 
     static func number(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation, Double) -> Void) -> Self {
         Self(
-            name: name, shortName: nil, kind: .value, valueName: name, allowedValues: [], completion: .none, help: help,
+            name: name, shortName: nil, kind: .value, valueName: name, listAllowedValues: { [] }, completion: .none, help: help,
             apply: { invocation, value in
                 guard let number = Double(value), number.isFinite else { return false }
                 set(&invocation, number)
@@ -91,7 +94,8 @@ public struct CommandLineOption: Sendable {
         _ name: String, of _: Choice.Type, help: String, _ set: @escaping @Sendable (inout Invocation, Choice) -> Void
     ) -> Self where Choice.RawValue == String {
         Self(
-            name: name, shortName: nil, kind: .value, valueName: name, allowedValues: Choice.allCases.map(\.rawValue), completion: .choices, help: help,
+            name: name, shortName: nil, kind: .value, valueName: name, listAllowedValues: { Choice.allCases.map(\.rawValue) },
+            completion: .choices, help: help,
             apply: { invocation, value in
                 guard let choice = Choice(rawValue: value) else { return false }
                 set(&invocation, choice)
@@ -101,7 +105,7 @@ public struct CommandLineOption: Sendable {
 
     static func text(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation, String) -> Void) -> Self {
         Self(
-            name: name, shortName: nil, kind: .text, valueName: name, allowedValues: [], completion: .none, help: help,
+            name: name, shortName: nil, kind: .text, valueName: name, listAllowedValues: { [] }, completion: .none, help: help,
             apply: { invocation, value in
                 set(&invocation, value)
                 return true
@@ -110,7 +114,7 @@ public struct CommandLineOption: Sendable {
 
     static func help(_ help: String) -> Self {
         Self(
-            name: "help", shortName: "h", kind: .help, valueName: "", allowedValues: [], completion: .none, help: help,
+            name: "help", shortName: "h", kind: .help, valueName: "", listAllowedValues: { [] }, completion: .none, help: help,
             apply: { _, _ in true }, expected: "")
     }
 }

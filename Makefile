@@ -133,22 +133,24 @@ install: $(INSTALL_BUILD)
 	"$(BIN)/a11ysay" --generate-completion-script bash | sed '1{/^#!/d}' >"$(DESTDIR)$(DATADIR)/bash-completion/completions/a11ysay"
 	"$(BIN)/a11ysay" --generate-completion-script zsh >"$(DESTDIR)$(ZSHDIR)/_a11ysay"
 	"$(BIN)/a11ysay" --generate-completion-script fish >"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/a11ysay.fish"
-	@# Man pages from the argument parser (swift-argument-parser's generate-manual plugin); if the
-	@# plugin cannot run (offline, old toolchain), a plain page wrapping --help instead.
-	@for tool in a11yd a11ysay; do \
-		page="$(SCRATCH)/plugins/GenerateManual/outputs/$$tool/$$tool.1"; \
-		if [ ! -f "$$page" ] || [ "$$page" -ot "$(BIN)/$$tool" ]; then \
-			$(SWIFT) package --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
-		fi; \
-		if [ -f "$$page" ]; then \
-			install -m 644 "$$page" "$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
-		else \
-			echo "generate-manual unavailable: $$tool.1 made from --help"; \
-			{ printf '.TH %s 1\n.SH NAME\n%s\n.SH DESCRIPTION\n.nf\n' "$$(echo $$tool | tr a-z A-Z)" "$$tool"; \
-			  "$(BIN)/$$tool" --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; } \
-				>"$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
-		fi; \
-	done
+	@# a11ysay's man page from its own option table; a11yd's from swift-argument-parser's
+	@# generate-manual plugin, or if the plugin cannot run (offline, old toolchain), a plain page
+	@# wrapping --help instead.
+	"$(BIN)/a11ysay" --generate-manual >"$(DESTDIR)$(MANDIR)/man1/a11ysay.1"
+	chmod 644 "$(DESTDIR)$(MANDIR)/man1/a11ysay.1"
+	@tool=a11yd; \
+	page="$(SCRATCH)/plugins/GenerateManual/outputs/$$tool/$$tool.1"; \
+	if [ ! -f "$$page" ] || [ "$$page" -ot "$(BIN)/$$tool" ]; then \
+		$(SWIFT) package --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
+	fi; \
+	if [ -f "$$page" ]; then \
+		install -m 644 "$$page" "$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
+	else \
+		echo "generate-manual unavailable: $$tool.1 made from --help"; \
+		{ printf '.TH %s 1\n.SH NAME\n%s\n.SH DESCRIPTION\n.nf\n' "$$(echo $$tool | tr a-z A-Z)" "$$tool"; \
+		  "$(BIN)/$$tool" --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; } \
+			>"$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
+	fi
 	@if [ -f "$(CONFIG_SOURCE)" ]; then \
 		install -d -m 755 "$(DESTDIR)$(EXAMPLEDIR)"; install -m 644 "$(CONFIG_SOURCE)" "$(DESTDIR)$(EXAMPLEDIR)/a11yd.toml"; \
 		if [ -n "$(CONFIG_FILE)" ]; then \

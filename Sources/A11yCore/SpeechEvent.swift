@@ -17,7 +17,7 @@ public enum FinishReason: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Where a pause takes effect.
-public enum PauseBoundary: String, Sendable, Hashable, Codable {
+public enum PauseBoundary: String, Sendable, Hashable, CaseIterable, Codable {
     /// Silence now, mid-word if need be.
     case immediate
     /// At the end of the word being spoken.

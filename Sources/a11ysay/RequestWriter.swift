@@ -1,16 +1,16 @@
 import A11yCore
 import A11yProtocol
 
-/// The request line a11ysay sends, written by hand for the requests of its common forms (a post of
+/// The request line a11ysay sends, written by hand for the requests people send most (a post of
 /// plain text with a kind, language, priority and queue flag; pause, resume, stop, status), and by
-/// `LineCodec` for everything else.
+/// `LineCodec` for everything else (numbers, spans, SSML, the lexicon, voices, renders).
 ///
 /// Why: this is the only work between a11ysay's start and the request leaving it, and
 /// FoundationEssentials' `JSONEncoder` cost 0.71 M of the 1.62 M instructions of
 /// `a11ysay --lang fr --queue bonjour` (callgrind; metadata instantiated by mangled name and
 /// conformance scans, paid the first time a type is encoded), while the Swift runtime's start
 /// before `main` costs 0.1 M. The bytes are exactly `LineCodec.encode`'s (keys sorted, slashes not
-/// escaped), which `CommonFormsTests` checks; text with a control character, numbers, spans and
+/// escaped), which `CommandLineFormsTests` checks; text with a control character, numbers, spans and
 /// SSML go through `LineCodec`, whose escaping and number format are not copied here.
 enum RequestWriter {
     static func line(_ request: RequestLine) -> [UInt8] {

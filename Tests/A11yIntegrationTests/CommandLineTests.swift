@@ -1,6 +1,7 @@
 import A11yCore
 import A11yDaemon
 import A11yProtocol
+import A11ySayCommandLine
 import A11ySystem
 import A11yTestSupport
 import Foundation
@@ -215,57 +216,36 @@ import Testing
     }
 }
 
-/// a11ysay reads its common forms without ArgumentParser (`CommonForms`, for start-up time); what
-/// it then sends, prints and exits with must be exactly what ArgumentParser's reading gives.
-/// ArgumentParser reads the same command line when the socket is given as `--socket=PATH`, a
-/// spelling the common forms leave to it.
-@Suite(.serialized) struct CommonFormsTests {
-    static let argvs: [[String]] = [
-        // The common forms.
-        ["bonjour"], ["bonjour tout le monde"], [""], ["help"], ["--lang", "fr", "bonjour"], ["bonjour", "--lang", "en-US"],
-        ["--lang", "", "x"], ["--queue", "--wait", "phrase numéro 2"], ["--wait", "bonjour"],
-        ["--json", "--lang", "fr", "--queue", #"ça va ? "oui" \ / 🙂 {"op":"stop"}"#], ["a=b"],
-        ["--stop"], ["--pause"], ["--resume"], ["--status"], ["--json", "--status"], ["--stop", "--lang", "fr"],
-        ["--wait", "--stop"], ["--queue", "--resume"],
-        // Left to ArgumentParser (errors, other options, other spellings).
-        ["--stop", "bonjour"], ["--stop", "--stop"], ["--stop", "--pause"], ["--lang", "fr"], ["--lang", "--stop"],
-        ["--lang"], ["bonjour", "--lang"], ["--lang", "fr", "--lang", "en", "x"], ["-x"], ["-"], ["--lang=fr", "bonjour"],
-        ["--priority", "high", "bonjour"], ["--", "--stop"], ["un", "deux"], ["--queue", "--queue", "x"],
-        ["--pause", "--at", "word"], ["--at", "word", "x"], ["-h", "x"], ["--help", "x"], [],
-    ]
-
-    @Test func theCommonFormsSendPrintAndExitAsArgumentParserReadsThem() async throws {
+/// The built a11ysay's command line, against a socket that records what it sends: the request
+/// line of each form, the refusals (exit 64, one line naming the option, nothing sent), and the
+/// help, completion scripts and man page it prints, which are A11ySayCommandLine's renderings.
+@Suite(.serialized) struct CommandLineFormsTests {
+    @Test func eachFormSendsItsRequestLine() async throws {
         let daemon = try RecordingSocket()
-        for argv in Self.argvs {
-            let quick = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
-            let reference = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket=\(daemon.path)"] + argv)
-            #expect(quick.line == reference.line, "request line for \(argv)")
-            #expect(quick.status == reference.status, "exit status for \(argv): \(quick.err) / \(reference.err)")
-            #expect(quick.out == reference.out, "stdout for \(argv)")
-            #expect(quick.err == reference.err, "stderr for \(argv)")
-        }
-    }
-
-    /// Guards the table above: the common forms do reach the socket with the request a client
-    /// of the protocol expects (the reference could be wrong in the same way otherwise).
-    @Test func theCommonFormsSendTheExpectedLines() async throws {
-        let daemon = try RecordingSocket()
-        let expected: [([String], String?)] = [
+        let expected: [([String], String)] = [
             (["bonjour"], #"{"kind":"announcement","op":"post","text":"bonjour"}"#),
             (["--lang", "fr", "--queue", "--wait", "salut"], #"{"kind":"announcement","lang":"fr","op":"post","queue":true,"text":"salut"}"#),
+            (["--lang=fr", "--", "-salut"], #"{"kind":"announcement","lang":"fr","op":"post","text":"-salut"}"#),
+            (["--screen", "--priority=high", "x"], #"{"kind":"screenChanged","op":"post","priority":"high","text":"x"}"#),
+            (["--scrolled", "--priority", "low", "x"], #"{"kind":"pageScrolled","op":"post","priority":"low","text":"x"}"#),
+            (["--layout", "x"], #"{"kind":"layoutChanged","op":"post","text":"x"}"#),
+            (["--rate", "0.7", "x"], #"{"kind":"announcement","op":"post","rate":0.7,"text":"x"}"#),
             (["--stop"], #"{"op":"stop"}"#),
             (["--pause"], #"{"at":"immediate","op":"pause"}"#),
+            (["--pause", "--at=word"], #"{"at":"word","op":"pause"}"#),
             (["--resume"], #"{"op":"resume"}"#),
-            (["--status"], #"{"op":"status"}"#),
-            (["--stop", "bonjour"], nil),
+            (["--status", "--json"], #"{"op":"status"}"#),
+            (["--list-voices"], #"{"op":"voices"}"#),
         ]
         for (argv, line) in expected {
             let result = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
             #expect(result.line == line, "\(argv): \(result.err)")
         }
+        let spelled = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket=\(daemon.path)", "bonjour"])
+        #expect(spelled.line == expected[0].1, "--socket=PATH: \(spelled.err)")
     }
 
-    /// a11ysay writes the requests of its common forms by hand (`RequestWriter`, for start-up time):
+    /// a11ysay writes the requests of the common forms by hand (`RequestWriter`, for start-up time):
     /// each line must be, byte for byte, what `LineCodec` writes for the same request.
     @Test func theHandWrittenLinesAreLineCodecs() async throws {
         let daemon = try RecordingSocket()
@@ -275,9 +255,9 @@ import Testing
         ]
         for text in texts {
             let cases: [([String], Post)] = [
-                ([text], Post(text: text, kind: .announcement)),
-                (["--lang", "fr", "--queue", text], Post(text: text, kind: .announcement, queue: true, lang: "fr")),
-                (["--priority", "high", "--screen", "--lang", text, "x"], Post(text: "x", kind: .screenChanged, priority: .high, lang: text)),
+                (["--", text], Post(text: text, kind: .announcement)),
+                (["--lang", "fr", "--queue", "--", text], Post(text: text, kind: .announcement, queue: true, lang: "fr")),
+                (["--priority", "high", "--screen", "--lang=\(text)", "x"], Post(text: "x", kind: .screenChanged, priority: .high, lang: text)),
             ]
             for (argv, post) in cases {
                 let result = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
@@ -290,25 +270,46 @@ import Testing
         }
     }
 
-    /// `a11ysay --help` is printed from a copy (`HelpText`) when ArgumentParser would render it
-    /// 80 columns wide; `-h` is always ArgumentParser's own rendering.
-    @Test func theHelpIsArgumentParsersOwn() async throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["COLUMNS"] = nil
-        for columns in [nil, "80", "120", "40"] {
-            environment["COLUMNS"] = columns
-            let quick = try await A11yTestSupport.run(CommandLineTests.a11ysay, ["--help"], environment: environment)
-            let reference = try await A11yTestSupport.run(CommandLineTests.a11ysay, ["-h"], environment: environment)
-            #expect(quick.status == 0 && reference.status == 0)
-            #expect(quick.stdout.contains("USAGE: a11ysay"))
-            #expect(
-                quick.stdout == reference.stdout,
-                """
-                COLUMNS=\(columns ?? "unset"): the copy in Sources/a11ysay/HelpText.swift differs from ArgumentParser's \
-                help; paste `COLUMNS=80 a11ysay -h` there. ArgumentParser's:
-                \(reference.stdout)
-                """)
+    @Test func aBadCommandLineExits64NamingTheOptionAndSendsNothing() async throws {
+        let daemon = try RecordingSocket()
+        let refused: [([String], String)] = [
+            (["--nope", "x"], "unknown option '--nope'"),
+            (["--lang"], "missing value for --lang <lang>"),
+            (["--priority", "urgent", "x"], "the value 'urgent' is invalid for --priority <priority>: one of low, default, high is wanted"),
+            (["--lang", "fr", "--lang", "en", "x"], "--lang given twice (it takes one value)"),
+            (["un", "deux"], "unexpected second text 'deux'"),
+            (["--stop", "bonjour"], "a control (--pause, --stop, …) takes no text"),
+            ([], "nothing to say"),
+        ]
+        for (argv, message) in refused {
+            let result = try await daemon.exchange(CommandLineTests.a11ysay, ["--socket", daemon.path] + argv)
+            #expect(result.status == 64, "\(argv): \(result.err)")
+            #expect(result.line == nil, "\(argv) sent nothing")
+            #expect(result.out.isEmpty)
+            let lines = result.err.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("a11ysay: \(message)") == true, "\(argv): \(result.err)")
+            #expect(lines.dropFirst().first == "Usage: a11ysay [<options>] [<text>]", "\(argv): \(result.err)")
         }
+    }
+
+    /// What a11ysay prints for the help (at `$COLUMNS`, else 80 off a terminal) and the generators
+    /// is the table's rendering.
+    @Test func theHelpAndTheGeneratorsComeFromTheTable() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        for columns in [nil, "80", "120", "50"] {
+            environment["COLUMNS"] = columns
+            for flag in ["--help", "-h"] {
+                let help = try await A11yTestSupport.run(CommandLineTests.a11ysay, ["x", flag], environment: environment)
+                #expect(help.status == 0)
+                #expect(help.stdout == HelpPage.render(width: columns.flatMap { Int($0) } ?? 80), "COLUMNS=\(columns ?? "unset") \(flag)")
+            }
+        }
+        for shell in CompletionScript.Shell.allCases {
+            let script = try await A11yTestSupport.run(CommandLineTests.a11ysay, ["--generate-completion-script", shell.rawValue], environment: environment)
+            #expect(script.status == 0 && script.stdout == CompletionScript.render(shell), "\(shell)")
+        }
+        let page = try await A11yTestSupport.run(CommandLineTests.a11ysay, ["--generate-manual"], environment: environment)
+        #expect(page.status == 0 && page.stdout == ManualPage.render())
     }
 }
 

@@ -111,7 +111,7 @@ import Testing
     }
 
     /// `make` in the package with the test's binaries (no build) and a fake `swift` (SwiftPM is busy
-    /// running these tests), so the man pages come from the --help fallback.
+    /// running these tests), so a11yd's man page comes from the --help fallback (a11ysay's from its own table).
     func make(_ target: String, _ extra: String..., home: String, configSource: String, sandbox: Sandbox) async throws
         -> (status: Int32, stdout: String, stderr: String)
     {

@@ -1,75 +1,15 @@
 import A11yConfiguration
 import A11yCore
 import A11yProtocol
+import A11ySayCommandLine
 import A11ySystem
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What one run of a11ysay was asked to do, as plain values, and doing it.
-///
-/// Filled by ArgumentParser (`A11ySay`, the parser of record, for every form) or, for the few
-/// common forms, by `CommonForms` without it; from here on both take the same path. The fields
-/// are `A11ySay`'s, with the same names and defaults.
-struct Invocation {
-    var text: String?
-    var layout = false
-    var screen = false
-    var scrolled = false
-    var queue = false
-    var priority: Priority?
-    var lang: String?
-    var rate: Double?
-    var pitch: Double?
-    var volume: Double?
-    var wait = false
-    var ipa: [String] = []
-    var spell: [String] = []
-    var ssml = false
-    var showIPA = false
-    var output: String?
-    var pause = false
-    var at: PauseBoundary?
-    var resume = false
-    var stop = false
-    var status = false
-    var listVoices = false
-    var lexiconAdd: String?
-    var lexiconAlias: String?
-    var lexiconRemove: String?
-    var lexiconList = false
-    var caseSensitive = false
-    var socket: String?
-    var json = false
-
-    /// Why these values do not make one request (the sentence ArgumentParser prints), or nil.
-    func problem() -> String? {
-        let controls = [pause, resume, stop, status, listVoices, lexiconAdd != nil, lexiconAlias != nil, lexiconRemove != nil, lexiconList]
-            .filter { $0 }.count
-        let kinds = [layout, screen, scrolled].filter { $0 }.count
-        if controls > 1 { return "use one of --pause, --resume, --stop, --status, --list-voices at a time" }
-        if controls == 1 && text != nil { return "a control (--pause, --stop, …) takes no text" }
-        if controls == 0 && text == nil { return "nothing to say: give a TEXT, or a control such as --stop" }
-        if kinds > 1 { return "use at most one of --layout, --screen, --scrolled" }
-        if at != nil && !pause { return "--at goes with --pause" }
-        for (flag, pair) in [("--lexicon-add", lexiconAdd), ("--lexicon-alias", lexiconAlias)] {
-            if let pair, !pair.contains("=") { return "\(flag) takes WORD=\(flag == "--lexicon-add" ? "IPA" : "TEXT"), got '\(pair)'" }
-        }
-        if caseSensitive && lexiconAdd == nil && lexiconAlias == nil {
-            return "--case-sensitive goes with --lexicon-add or --lexicon-alias"
-        }
-        if showIPA && output != nil { return "use one of --show-ipa and --output" }
-        if ssml && (!ipa.isEmpty || !spell.isEmpty) { return "--ipa and --spell apply to plain text, not --ssml" }
-        for pair in ipa where !pair.contains("=") { return "--ipa takes WORD=IPA, got '\(pair)'" }
-        if let text, !ssml {
-            for word in spell + ipa.map({ String($0.prefix { $0 != "=" }) }) where SpeechSpan.occurrences(of: word, in: text).isEmpty {
-                return "'\(word)' does not occur as a word in the text"
-            }
-        }
-        return nil
-    }
-
+/// Doing what the command line asked (`Invocation`, filled by A11ySayCommandLine's parser).
+extension Invocation {
     /// Sends the request and reports what comes back; returns the exit status.
     func run() -> Int32 {
         let environment = Self.environment()

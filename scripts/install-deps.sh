@@ -6,7 +6,8 @@
 #   --bench adds the incumbents measured by `make bench`;
 #   --deb adds what `make deb` builds and checks the Debian package with.
 # --test includes --deb and what the live user-manager test runs (a user's systemd --user with its
-# session bus from dbus-user-session): `make test` builds, installs and purges the package.
+# session bus from dbus-user-session): `make test` builds, installs and purges the package; zsh, fish and
+# groff check the completion scripts and the man page a11ysay generates.
 set -euo pipefail
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
 packages=(libespeak-ng-dev libpulse-dev libseccomp-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
@@ -14,7 +15,8 @@ for option in "$@"; do
     case "$option" in
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
                           python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber
-                          dbus-user-session passwd debhelper lintian dpkg-dev) ;;
+                          dbus-user-session passwd debhelper lintian dpkg-dev
+                          zsh fish groff-base) ;;
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind
                            orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6) ;;  # bench/orca_echo.py

@@ -55,7 +55,9 @@ struct DaemonConnection: ~Copyable {
             pending += chunk[0..<count]
             while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = pending[..<newline]
-                let message = try LineCodec.decodeMessage(line)
+                // A post's or a control's reply read by hand (`ReplyReader`: JSONDecoder was half of
+                // a11ysay's instructions), anything else by LineCodec.
+                let message = try ReplyReader.message(line) ?? LineCodec.decodeMessage(line)
                 pending.removeSubrange(...newline)
                 start = 0
                 if try !receive(message) { return }

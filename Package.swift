@@ -86,7 +86,8 @@ let package = Package(
         ),
 
         // JSON Lines protocol v1, shared by the daemon and its clients: the wire model (`RequestLine`,
-        // `ServerMessage`) and its codec (`LineCodec`). No NIO: a11ysay, a blocking client, links it.
+        // `ServerMessage`) and its codec (`LineCodec`), and `ReplyReader`, the commonest replies read
+        // without JSONDecoder for a11ysay. No NIO: a11ysay, a blocking client, links it.
         .target(name: "A11yProtocol", dependencies: ["A11yCore"]),
 
         // The JSON Lines front end over the speech API: server, connection, router and line framing

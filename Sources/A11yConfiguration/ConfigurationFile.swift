@@ -6,8 +6,13 @@ import A11ySystem
 public enum ConfigurationFile {
     /// `$XDG_CONFIG_HOME/a11yd/a11yd.toml`, else `~/.config/a11yd/a11yd.toml`.
     public static func defaultPath(environment: [String: String]) -> String {
+        defaultPath(environment: { environment[$0] })
+    }
+
+    /// The same, reading each variable through `environment` (a11ysay: `Environment.variable`).
+    public static func defaultPath(environment: (String) -> String?) -> String {
         let home = HomeFolder.current(environment: environment)
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         return configHome + "/a11yd/a11yd.toml"
     }
 

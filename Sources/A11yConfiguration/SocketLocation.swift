@@ -10,10 +10,17 @@ public enum SocketLocation {
     public static func resolve(
         explicit: String? = nil, configured: String? = nil, environment: [String: String]
     ) -> String {
+        resolve(explicit: explicit, configured: configured, environment: { environment[$0] })
+    }
+
+    /// The same, reading each variable through `environment` (a11ysay: `Environment.variable`).
+    public static func resolve(
+        explicit: String? = nil, configured: String? = nil, environment: (String) -> String?
+    ) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let fromEnvironment = environment["A11YD_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        if let fromEnvironment = environment("A11YD_SOCKET"), !fromEnvironment.isEmpty { return fromEnvironment }
         if let configured, !configured.isEmpty { return configured }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/a11yd/socket" }
+        if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty { return runtime + "/a11yd/socket" }
         return "/tmp/a11yd-\(getuid())/socket"
     }
 }

@@ -20,6 +20,12 @@ public enum Environment {
         }
         return result
     }
+
+    /// One variable as it is now (getenv(3)), or nil when unset: for a process that reads a few by
+    /// name and need not build `snapshot()`'s dictionary (a11ysay, whose start-up is measured).
+    public static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
 }
 
 /// The user's home folder: `$HOME`, else the passwd entry of the user.
@@ -27,7 +33,12 @@ public enum HomeFolder {
     /// `HOME` when set and not empty, else the passwd entry's folder for this process's user,
     /// else "/" (a user with no entry and no HOME: nothing of theirs will be found there).
     public static func current(environment: [String: String]) -> String {
-        if let home = environment["HOME"], !home.isEmpty { return home }
+        current(environment: { environment[$0] })
+    }
+
+    /// The same, reading each variable through `environment` (`Environment.variable`, or a snapshot).
+    public static func current(environment: (String) -> String?) -> String {
+        if let home = environment("HOME"), !home.isEmpty { return home }
         return fromPasswd(uid: getuid()) ?? "/"
     }
 

@@ -22,8 +22,8 @@ enum Autospawn {
     static let pollInterval: Duration = .milliseconds(2)
 
     /// What the client settings say: nil if autospawn may run, else why not (one line).
-    static func disabledReason(environment: [String: String], settings: ClientSettings) -> String? {
-        if let value = environment["A11YD_NO_AUTOSPAWN"], !value.isEmpty, value != "0" {
+    static func disabledReason(environment: (String) -> String?, settings: ClientSettings) -> String? {
+        if let value = environment("A11YD_NO_AUTOSPAWN"), !value.isEmpty, value != "0" {
             return "autospawn is off (A11YD_NO_AUTOSPAWN=\(value))"
         }
         if settings.autospawn == false {

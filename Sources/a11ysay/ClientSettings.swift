@@ -10,7 +10,7 @@ struct ClientSettings {
     var socket: String?
     var autospawn: Bool?
 
-    static func load(environment: [String: String]) -> ClientSettings {
+    static func load(environment: (String) -> String?) -> ClientSettings {
         let path = ConfigurationFile.defaultPath(environment: environment)
         guard let text = try? ConfigurationFile.text(at: path), let table = try? TOMLReader.read(text) else {
             return ClientSettings(path: path)

@@ -64,7 +64,7 @@ fuzz: deps
 # The test suite under AddressSanitizer / ThreadSanitizer, each in its own build folder.
 # SANITIZE_TESTS picks the suites (default: the unit and engine/audio suites; docs/fuzzing.md says
 # why the daemon-process suites are left out).
-SANITIZE_TESTS ?= A11yCoreTests|A11yProtocolTests|A11yJSONLinesTests|A11yFrontEndTests|A11ySystemTests|A11yConfigurationTests|A11yPronunciationTests|A11ySSIPTests|A11yEngineTests|A11yEngineWorkerTests|A11yAudioTests
+SANITIZE_TESTS ?= A11yCoreTests|A11yProtocolTests|A11yJSONLinesTests|A11ySystemTests|A11yConfigurationTests|A11yPronunciationTests|A11ySSIPTests|A11yEngineTests|A11yEngineWorkerTests|A11yAudioTests
 asan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address
 	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \

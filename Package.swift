@@ -201,11 +201,6 @@ let package = Package(
         .testTarget(name: "A11ySayCommandLineTests", dependencies: ["A11ySayCommandLine", "A11yCore"]),
         // Unit tests of the operating-system layer (paths, bounded reads, folders, environment, home).
         .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem"]),
-        .testTarget(
-            name: "A11yFrontEndTests",
-            dependencies: [
-                "A11yFrontEnd", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-            ]),
         // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
         .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
         // Unit tests of the JSON Lines wire model and codec: no daemon, no socket.

@@ -122,11 +122,7 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
                     try await server.executeThenClose { accepted in
                         for try await connection in accepted {
                             connectionCount.opened()
-                            // On the connection's own event loop: a command read there is answered
-                            // there, without waking a pool thread and then the loop again (halves an
-                            // SSIP round trip: BENCHMARKS.md, 2026-11-25 19:04).
-                            let executor = EventLoopTaskExecutor(connection.channel.channel.eventLoop)
-                            connections.addTask(executorPreference: executor) {
+                            connections.addTask {
                                 await serve(connection.channel)
                                 connectionCount.closed()
                             }

@@ -46,47 +46,61 @@ public struct CommandLineOption: Sendable {
     /// `--name` as typed (`-h` for the help has `--help` too).
     public var spelling: String { kind == .text ? "<\(name)>" : "--\(name)" }
 
+    /// Whether a value follows it (`--lang fr`, `--ipa WORD=IPA`).
+    public var takesValue: Bool { kind == .value || kind == .repeatable }
+
+    /// Every way to type it: `-h` and `--help`, `--lang`.
+    public var spellings: [String] { (shortName.map { ["-\($0)"] } ?? []) + [spelling] }
+
+    private init(
+        _ name: String, kind: Kind, valueName: String = "", shortName: Character? = nil,
+        allowedValues: @escaping @Sendable () -> [String] = { [] }, completion: ValueCompletion = .none, help: String,
+        expected: String = "", apply: @escaping @Sendable (inout Invocation, String) -> Bool
+    ) {
+        self.name = name
+        self.shortName = shortName
+        self.kind = kind
+        self.valueName = valueName
+        self.listAllowedValues = allowedValues
+        self.completion = completion
+        self.help = help
+        self.apply = apply
+        self.expected = expected
+    }
+
+    /// An `apply` for an option that takes any value.
+    private static func accepting(
+        _ set: @escaping @Sendable (inout Invocation, String) -> Void
+    ) -> @Sendable (inout Invocation, String) -> Bool {
+        { invocation, value in
+            set(&invocation, value)
+            return true
+        }
+    }
+
     static func flag(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation) -> Void) -> Self {
-        Self(
-            name: name, shortName: nil, kind: .flag, valueName: "", listAllowedValues: { [] }, completion: .none, help: help,
-            apply: { invocation, _ in
-                set(&invocation)
-                return true
-            }, expected: "")
+        Self(name, kind: .flag, help: help, apply: accepting { invocation, _ in set(&invocation) })
     }
 
     static func value(
         _ name: String, valueName: String? = nil, completion: ValueCompletion = .none, help: String,
         _ set: @escaping @Sendable (inout Invocation, String) -> Void
     ) -> Self {
-        Self(
-            name: name, shortName: nil, kind: .value, valueName: valueName ?? name, listAllowedValues: { [] }, completion: completion,
-            help: help,
-            apply: { invocation, value in
-                set(&invocation, value)
-                return true
-            }, expected: "")
+        Self(name, kind: .value, valueName: valueName ?? name, completion: completion, help: help, apply: accepting(set))
     }
 
     static func repeatable(
         _ name: String, valueName: String, help: String, _ append: @escaping @Sendable (inout Invocation, String) -> Void
     ) -> Self {
-        Self(
-            name: name, shortName: nil, kind: .repeatable, valueName: valueName, listAllowedValues: { [] }, completion: .none, help: help,
-            apply: { invocation, value in
-                append(&invocation, value)
-                return true
-            }, expected: "")
+        Self(name, kind: .repeatable, valueName: valueName, help: help, apply: accepting(append))
     }
 
     static func number(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation, Double) -> Void) -> Self {
-        Self(
-            name: name, shortName: nil, kind: .value, valueName: name, listAllowedValues: { [] }, completion: .none, help: help,
-            apply: { invocation, value in
-                guard let number = Double(value), number.isFinite else { return false }
-                set(&invocation, number)
-                return true
-            }, expected: "a number")
+        Self(name, kind: .value, valueName: name, help: help, expected: "a number") { invocation, value in
+            guard let number = Double(value), number.isFinite else { return false }
+            set(&invocation, number)
+            return true
+        }
     }
 
     /// An option whose value is one of `Choice`'s raw values (`--priority high`).
@@ -94,27 +108,20 @@ public struct CommandLineOption: Sendable {
         _ name: String, of _: Choice.Type, help: String, _ set: @escaping @Sendable (inout Invocation, Choice) -> Void
     ) -> Self where Choice.RawValue == String {
         Self(
-            name: name, shortName: nil, kind: .value, valueName: name, listAllowedValues: { Choice.allCases.map(\.rawValue) },
-            completion: .choices, help: help,
-            apply: { invocation, value in
-                guard let choice = Choice(rawValue: value) else { return false }
-                set(&invocation, choice)
-                return true
-            }, expected: "")
+            name, kind: .value, valueName: name, allowedValues: { Choice.allCases.map(\.rawValue) }, completion: .choices,
+            help: help
+        ) { invocation, value in
+            guard let choice = Choice(rawValue: value) else { return false }
+            set(&invocation, choice)
+            return true
+        }
     }
 
     static func text(_ name: String, help: String, _ set: @escaping @Sendable (inout Invocation, String) -> Void) -> Self {
-        Self(
-            name: name, shortName: nil, kind: .text, valueName: name, listAllowedValues: { [] }, completion: .none, help: help,
-            apply: { invocation, value in
-                set(&invocation, value)
-                return true
-            }, expected: "")
+        Self(name, kind: .text, valueName: name, help: help, apply: accepting(set))
     }
 
     static func help(_ help: String) -> Self {
-        Self(
-            name: "help", shortName: "h", kind: .help, valueName: "", listAllowedValues: { [] }, completion: .none, help: help,
-            apply: { _, _ in true }, expected: "")
+        Self("help", kind: .help, shortName: "h", help: help) { _, _ in true }
     }
 }

@@ -17,17 +17,17 @@ public enum CompletionScript {
 
     /// Sourced by bash-completion, so no `#!` line.
     static func bash(_ options: [CommandLineOption]) -> String {
-        let words = options.flatMap { option in (option.shortName.map { ["-\($0)"] } ?? []) + ["--\(option.name)"] }
-        let taking = options.filter { $0.kind == .value || $0.kind == .repeatable }
+        let words = options.flatMap(\.spellings)
+        let taking = options.filter(\.takesValue)
         var cases: [String] = []
         for option in taking where option.completion == .choices {
             let values = option.allowedValues.joined(separator: " ")
-            cases.append(#"        --\#(option.name)) COMPREPLY=($(compgen -W '\#(values)' -- "$cur")); return ;;"#)
+            cases.append(#"        \#(option.spelling)) COMPREPLY=($(compgen -W '\#(values)' -- "$cur")); return ;;"#)
         }
-        let files = taking.filter { $0.completion == .files }.map { "--\($0.name)" }
+        let files = taking.filter { $0.completion == .files }.map(\.spelling)
         cases.append(#"        \#(files.joined(separator: "|"))) compopt -o filenames; COMPREPLY=($(compgen -f -- "$cur")); return ;;"#)
         // Any other value is the user's to type.
-        let others = taking.filter { $0.completion == .none }.map { "--\($0.name)" }
+        let others = taking.filter { $0.completion == .none }.map(\.spelling)
         cases.append("        \(others.joined(separator: "|"))) COMPREPLY=(); return ;;")
         return """
             # bash completion for a11ysay (a11ysay --generate-completion-script bash)
@@ -51,9 +51,9 @@ public enum CompletionScript {
             let description = "[\(zshEscaped(option.help))]"
             switch option.kind {
             case .flag, .text:
-                specs.append("'--\(option.name)\(description)'")
+                specs.append("'\(option.spelling)\(description)'")
             case .help:
-                let names = (option.shortName.map { ["-\($0)"] } ?? []) + ["--\(option.name)"]
+                let names = option.spellings
                 specs.append("'(\(names.joined(separator: " ")))'{\(names.joined(separator: ","))}'\(description)'")
             case .value, .repeatable:
                 let action =
@@ -63,7 +63,7 @@ public enum CompletionScript {
                     case .none: " "
                     }
                 let repeated = option.kind == .repeatable ? "*" : ""
-                specs.append("'\(repeated)--\(option.name)=\(description):\(zshEscaped(option.valueName)):\(action)'")
+                specs.append("'\(repeated)\(option.spelling)=\(description):\(zshEscaped(option.valueName)):\(action)'")
             }
         }
         specs.append("':text:'")
@@ -98,7 +98,7 @@ public enum CompletionScript {
             var line = "complete -c a11ysay"
             if let shortName = option.shortName { line += " -s \(shortName)" }
             line += " -l \(option.name)"
-            if option.kind == .value || option.kind == .repeatable {
+            if option.takesValue {
                 switch option.completion {
                 case .files: line += " -r -F"
                 case .choices: line += " -x -a '\(option.allowedValues.joined(separator: " "))'"

@@ -27,7 +27,7 @@ public enum HelpPage {
         out += "\nUSAGE: \(CommandDescription.usage)\n\n".utf8
         if let text = table.first(where: { $0.kind == .text }) {
             out += "ARGUMENTS:\n".utf8
-            entry(label: "<" + text.name + ">", help: text.help, width: width, into: &out)
+            entry(label: text.spelling, help: text.help, width: width, into: &out)
             out += "\n".utf8
         }
         out += "OPTIONS:\n".utf8
@@ -39,9 +39,8 @@ public enum HelpPage {
 
     /// `--lang <lang>`, `-h, --help`.
     static func label(_ option: CommandLineOption) -> String {
-        let short = option.shortName.map { "-\($0), " } ?? ""
         let value = option.valueName.isEmpty ? "" : " <" + option.valueName + ">"
-        return short + option.spelling + value
+        return option.spellings.joined(separator: ", ") + value
     }
 
     /// The label, then its help wrapped in the help column (on the next line if the label reaches it).

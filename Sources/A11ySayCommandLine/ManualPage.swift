@@ -20,13 +20,10 @@ public enum ManualPage {
             switch option.kind {
             case .text:
                 lines.append(#".I \#(option.name)"#)
-            case .flag:
-                lines.append(".B \(escaped("--" + option.name))")
-            case .help:
-                let short = option.shortName.map { "-\($0), " } ?? ""
-                lines.append(".B \(escaped(short + "--" + option.name))")
+            case .flag, .help:
+                lines.append(".B \(escaped(option.spellings.joined(separator: ", ")))")
             case .value, .repeatable:
-                lines.append(#".BI \#(escaped("--" + option.name)) " \#(escaped(option.valueName))""#)
+                lines.append(#".BI \#(escaped(option.spelling)) " \#(escaped(option.valueName))""#)
             }
             var help = option.help
             if !option.allowedValues.isEmpty { help += " Values: " + option.allowedValues.joined(separator: ", ") + "." }

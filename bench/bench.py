@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Measurements for bench/run.sh (standard library + numpy).
 
-Sound is detected by recording the null sink's monitor with parec (1 ms fragments by default, which
-also sets the sink's latency: it mixes 1 ms at once; see Recorder), s16le mono 48 kHz. Each read is timestamped with time.monotonic(); the
-moment a sample was mixed is estimated from the lower envelope of (read time - samples still
-behind it in the read), i.e. with the smallest transport delay seen around it. Latencies are that
-moment minus the monotonic time just before the command was issued (before fork/exec for CLIs,
-before connect+send for the raw socket clients).
+Sound is detected by recording the null sink's monitor with parec (1 ms fragments by default, which also
+sets the sink's latency: it mixes 1 ms at once; see Recorder), s16le mono 48 kHz. Each read is
+timestamped with time.monotonic(); the moment a sample was mixed is estimated from the lower envelope of
+(read time - samples still behind it in the read), i.e. with the smallest transport delay seen around
+it. Latencies are that moment minus the monotonic time just before the command was issued (before
+fork/exec for CLIs, before connect+send for the raw socket clients).
 """
 import argparse
 import bisect
@@ -92,14 +92,15 @@ class Recorder:
     def time_of(self, k, clock="mixed"):
         """Monotonic time at which the null sink mixed sample k (`clock="mixed"`).
 
-        The null sink renders (mixes) a block of samples (the recorder's latency) at once, when its timer
-        fires or when a stream's new data makes it rewind, up to one block ahead of the samples' nominal
-        play times, and the monitor hands the block on at once: every sample of a block exists from the block's render time. That is
-        the lower envelope of the read times taken at the end of k's block. The envelope taken at k itself
-        (`"envelope"`, this bench's clock before issue 21) assumes samples are mixed one by one in real
-        time, so it dates a sample up to a block before it was mixed: a whole block for the first
-        sample of a block, as after a resume (the negative latencies of earlier runs). `"arrival"`: the
-        time the read holding k arrived here, never early, late by the transport and any load."""
+        The null sink renders (mixes) a block of samples (the recorder's latency) at once, when its
+        timer fires or when a stream's new data makes it rewind, up to one block ahead of the samples'
+        nominal play times, and the monitor hands the block on at once: every sample of a block exists
+        from the block's render time. That is the lower envelope of the read times taken at the end of
+        k's block. The envelope taken at k itself (`"envelope"`, this bench's clock before issue 21)
+        assumes samples are mixed one by one in real time, so it dates a sample up to a block before it
+        was mixed: a whole block for the first sample of a block, as after a resume (the negative
+        latencies of earlier runs). `"arrival"`: the time the read holding k arrived here, never early,
+        late by the transport and any load."""
         with self.lock:
             i = bisect.bisect_left(self.ends, k + 1)
             if i == len(self.ends):
@@ -194,12 +195,10 @@ class A11ydClient:
             self.lines.put(msg)
 
     def send(self, obj):
-        self.sock.sendall((json.dumps(obj, ensure_ascii=False) + "\n").encode())
+        self.sock.sendall(request_line(obj))
 
     def post(self, text, **kw):
-        obj = {"op": "post", "text": text, "lang": "fr"}
-        obj.update(kw)
-        self.send(obj)
+        self.send(post_request(text, **kw))
 
     def close(self):
         try:
@@ -265,6 +264,16 @@ def run_cli(argv, env=None):
 
 
 REQUEST_ARRIVAL = 'a11ysay "bonjour": start → its request at the socket'
+PROCESS_START = "true (a process start from here, for scale)"
+
+
+def post_request(text, **kw):
+    """A JSON Lines post in French, with any other fields."""
+    return {"op": "post", "text": text, "lang": "fr", **kw}
+
+
+def request_line(obj):
+    return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
 
 
 def post_on_fresh_connection(path, text):
@@ -272,7 +281,7 @@ def post_on_fresh_connection(path, text):
     closed once the sound is heard: closing it earlier would end the conversation)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
-    s.sendall(json.dumps({"op": "post", "text": text, "lang": "fr"}).encode() + b"\n")
+    s.sendall(request_line(post_request(text)))
     return s
 
 
@@ -817,7 +826,7 @@ class Bench:
     def cli_startup(self):
         cmds = {"a11ysay --help": [f"{self.bin}/a11ysay", "--help"], "spd-say -v": ["spd-say", "-v"],
                 "espeak-ng --version": ["espeak-ng", "--version"],
-                "true (a process start from here, for scale)": ["true"]}
+                PROCESS_START: ["true"]}
         out = {}
         for name, argv in cmds.items():
             times = []
@@ -954,8 +963,7 @@ def targets_issue_11(r):
     parts = [("a raw post on an open connection", median("first_sound", "a11yd: raw socket")),
              ("on a fresh connection", median("first_sound", "a11yd: raw socket, fresh connection")),
              ("`a11ysay`", median("first_sound", "a11yd: a11ysay")),
-             ("starting `true` from this bench", r.get("cli_startup", {}).get("true (a process start from here, for scale)",
-                                                                  {}).get("median")),
+             ("starting `true` from this bench", r.get("cli_startup", {}).get(PROCESS_START, {}).get("median")),
              ("`a11ysay --help`", r.get("cli_startup", {}).get("a11ysay --help", {}).get("median")),
              ("`a11ysay \"bonjour\"`'s start → its request at the socket",
               r.get("cli_startup", {}).get(REQUEST_ARRIVAL, {}).get("median"))]
@@ -1096,7 +1104,7 @@ def main():
     p.add_argument("--orca-blocks", type=int, default=2)
     p.add_argument("--recorder-ms", type=int, default=RECORDER_MS,
                    help="the monitor recorder's latency, which sets the null sink's mix block (1 or 5)")
-    p.add_argument("--only", help="run one part alone (orca_echo)")
+    p.add_argument("--only", help="run one part alone: a Bench method (orca_echo, first_sound, cli_startup…)")
     args = p.parse_args()
     bench = Bench(args)
     bench.results["versions"] = tool_versions()

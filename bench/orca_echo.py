@@ -484,7 +484,7 @@ def measure(rec, servers, log, blocks=2, loud=1000, pids=None):
             r["commands"] = [(round(t * 1000, 3), line) for t, line in r["commands"]]
     return {"servers": {name: {"summary": summary(r), "typing": summary(r, typing=True), "rows": r}
                         for name, r in rows.items()},
-            "typing_interval": TYPING_INTERVAL, "recorder_ms": getattr(rec, "latency_ms", 5),
+            "typing_interval": TYPING_INTERVAL, "recorder_ms": rec.latency_ms,
             "keys_per_block": len(LETTERS), "blocks": blocks}
 
 

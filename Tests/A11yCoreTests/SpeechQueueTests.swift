@@ -1,4 +1,4 @@
-import A11yCore
+@testable import A11yCore
 import Testing
 
 /// The rules of docs/semantics.md, one test per row, on the pure queue (no audio, no time).
@@ -270,6 +270,22 @@ import Testing
         let effects = queue.post(item(3, priority: .low, queued: true))
         #expect(finishes(effects).map { $0.0 } == [3])
         #expect(queue.pending.map(\.id.rawValue) == [2])
+    }
+
+    @Test func theBoundDropsTheOldestOfTheLowestWhereverItWaitsInItsRun() {
+        // Low items: 3 and 5 queued (at the run's end, in order), 4 and 6 not (at the run's front,
+        // newest first): the run reads 6, 4, 3, 5, and its oldest, 3, is inside it.
+        var queue = SpeechQueue(pendingByteLimit: 5 * item(10).queueCost)
+        _ = queue.post(item(1))
+        _ = queue.post(item(2, queued: true))
+        _ = queue.post(item(3, priority: .low, queued: true))
+        _ = queue.post(item(4, priority: .low))
+        _ = queue.post(item(5, priority: .low, queued: true))
+        _ = queue.post(item(6, priority: .low))
+        #expect(queue.pending.map(\.id.rawValue) == [2, 6, 4, 3, 5])
+        #expect(finishes(queue.post(item(7, queued: true))).map(\.0) == [3])
+        #expect(finishes(queue.post(item(8, queued: true))).map(\.0) == [4])
+        #expect(queue.pending.map(\.id.rawValue) == [2, 7, 8, 6, 5])
     }
 
     @Test func theBoundCountsBytesSoOneBigItemGivesWayNotABurstOfSmallOnes() {
@@ -656,6 +672,11 @@ import Testing
                     record(queue.playbackEnded(current.item.id, outcome))
                 }
             }
+            // What waits is in descending priority: the bound finds the lowest at the end.
+            #expect(zip(queue.pending, queue.pending.dropFirst()).allSatisfy { $0.priority >= $1.priority })
+            // The counts kept beside it are what a count of it gives.
+            let counted = Dictionary(grouping: queue.pending.compactMap(\.messagePriority), by: { $0 }).mapValues(\.count)
+            #expect(queue.waitingByMessagePriority.filter { $0.value != 0 } == counted)
         }
         // Drain: resume, end everything.
         record(queue.resume().effects)

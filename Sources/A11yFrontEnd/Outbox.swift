@@ -3,41 +3,60 @@ import Synchronization
 
 /// What waits to be written to one client, bounded whatever the client does: every front end's.
 ///
-/// A reader that falls behind loses progress events first (JSON `word` and `mark`, SSIP's index
-/// marks: they only say where speech is); one that stays behind is cut off: replies and the ends
-/// of messages are never dropped, so the only bounded answer to a client that does not read them
-/// is to stop serving it.
+/// Two kinds of message wait here. What the daemon **owes** the client (replies, and the events of
+/// the items it posted) is never dropped: it is bounded by what the client was allowed to ask and
+/// to queue (its requests are not read while its answers wait, `waitForRoom`, and the queue has a
+/// bound), so a client that reads gets all of it, whatever the burst (10,000 `finished` at once
+/// after a `stop`). What is **not owed** is shed once the client is behind: progress events (JSON
+/// `word` and `mark`, SSIP's index marks: they only say where speech is) first, then a
+/// subscriber's copies of other clients' events.
+///
+/// A client that leaves messages waiting and takes none for `Limits.stallLimit` is cut off: the
+/// writer's `drain` throws `Stalled`, and the front end closes the connection. That is the only
+/// way a connected client is cut off; until then it holds at most what it is owed plus
+/// `shedCopiesAfter` copies.
 public final class Outbox<Message: Sendable>: Sendable {
     public struct Limits: Sendable {
-        /// Messages waiting beyond which `word` and `mark` events are dropped.
-        public var shedProgressAfter = 256
-        /// Messages waiting beyond which the client is cut off.
-        public var cutOffAfter = 4096
+        /// Messages waiting beyond which progress events are dropped.
+        public var shedProgressAfter: Int
+        /// Messages waiting beyond which copies of other clients' events are dropped too.
+        public var shedCopiesAfter: Int
+        /// How long messages may wait with the client taking none before it is cut off.
+        public var stallLimit: Duration
 
-        public init(shedProgressAfter: Int = 256, cutOffAfter: Int = 4096) {
+        public init(shedProgressAfter: Int = 256, shedCopiesAfter: Int = 4096, stallLimit: Duration = .seconds(30)) {
             self.shedProgressAfter = shedProgressAfter
-            self.cutOffAfter = max(shedProgressAfter, cutOffAfter)
+            self.shedCopiesAfter = max(shedProgressAfter, shedCopiesAfter)
+            self.stallLimit = stallLimit
         }
     }
 
     public enum Outcome: Equatable, Sendable {
         case queued
-        /// A progress event was dropped: the reader is behind.
+        /// A message not owed was dropped: the reader is behind.
         case shed
-        /// The reader is too far behind to be served; nothing more is queued.
-        case overflowed
         /// The outbox was already finished.
         case closed
+    }
+
+    /// The client took nothing for `Limits.stallLimit` while messages waited for it.
+    public struct Stalled: Error, Sendable, CustomStringConvertible {
+        public var waiting: Int
+        public var stallLimit: Duration
+        public var description: String { "it took none of \(waiting) waiting messages for \(stallLimit)" }
     }
 
     private struct State {
         var messages: Deque<Message> = []
         var isFinished = false
+        /// Messages the writer has taken out, ever: the stall watch compares it across its wait.
+        var taken: UInt64 = 0
     }
 
     public let limits: Limits
     /// Whether a message only reports progress, and may be dropped for a late reader.
     private let isProgress: @Sendable (Message) -> Bool
+    private let clock: any Clock<Duration>
     private let state = Mutex(State())
     /// Rings when something was queued or the outbox finished; the writer then drains it.
     private let doorbell: AsyncStream<Void>
@@ -45,32 +64,37 @@ public final class Outbox<Message: Sendable>: Sendable {
     /// Rings when the writer took a message out, for a reader waiting for room.
     private let room: AsyncStream<Void>
     private let ringRoom: AsyncStream<Void>.Continuation
+    /// Rings when something was queued, for the stall watch, which sleeps only while messages wait.
+    private let arrivals: AsyncStream<Void>
+    private let ringArrivals: AsyncStream<Void>.Continuation
 
-    public init(limits: Limits = Limits(), isProgress: @escaping @Sendable (Message) -> Bool) {
+    public init(
+        limits: Limits = Limits(), clock: any Clock<Duration> = ContinuousClock(),
+        isProgress: @escaping @Sendable (Message) -> Bool
+    ) {
         self.limits = limits
+        self.clock = clock
         self.isProgress = isProgress
         (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (room, ringRoom) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (arrivals, ringArrivals) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    public func push(_ message: Message) -> Outcome {
+    /// Queues a message. `owed`: a reply, or an event of the client's own item, never dropped;
+    /// otherwise a copy of someone else's event, dropped once the client is behind. Progress
+    /// events are dropped once it is behind, whoever they are for.
+    public func push(_ message: Message, owed: Bool = true) -> Outcome {
         let outcome: Outcome = state.withLock { state in
             if state.isFinished { return .closed }
-            if state.messages.count >= limits.cutOffAfter {
-                state.isFinished = true
-                state.messages.removeAll()
-                return .overflowed
-            }
-            if state.messages.count >= limits.shedProgressAfter, isProgress(message) { return .shed }
+            let waiting = state.messages.count
+            if waiting >= limits.shedProgressAfter, isProgress(message) { return .shed }
+            if waiting >= limits.shedCopiesAfter, !owed { return .shed }
             state.messages.append(message)
             return .queued
         }
-        switch outcome {
-        case .queued: ring.yield()
-        case .overflowed:
-            ring.finish()
-            ringRoom.finish()
-        case .shed, .closed: break
+        if outcome == .queued {
+            ring.yield()
+            ringArrivals.yield()
         }
         return outcome
     }
@@ -80,20 +104,53 @@ public final class Outbox<Message: Sendable>: Sendable {
         state.withLock { $0.isFinished = true }
         ring.finish()
         ringRoom.finish()
+        ringArrivals.finish()
     }
 
-    /// Every message, in order, until the outbox is finished and drained. One consumer.
-    public func drain(_ write: (Message) async throws -> Void) async throws {
-        for await _ in doorbell {
-            try await writeWaiting(write)
+    /// Every message, in order, until the outbox is finished and drained. One consumer. Throws
+    /// `Stalled` when the client took nothing for `stallLimit` while messages waited (the caller
+    /// then closes the connection), or what `write` throws.
+    public func drain(_ write: @escaping @Sendable (Message) async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: DrainPart.self) { group in
+            group.addTask {
+                for await _ in self.doorbell { try await self.writeWaiting(write) }
+                try await self.writeWaiting(write)
+                return .writer
+            }
+            group.addTask {
+                try await self.watchForStalls()
+                return .watch
+            }
+            // The writer's end is the drain's end (the watch is then cancelled). The watch throws
+            // `Stalled` while the writer is stuck in a write: that leaves this loop, and the group
+            // cancels the writer.
+            while let ended = try await group.next(), ended == .watch {}
+            group.cancelAll()
         }
-        try await writeWaiting(write)
     }
+
+    private enum DrainPart { case writer, watch }
 
     private func writeWaiting(_ write: (Message) async throws -> Void) async throws {
-        while let message = state.withLock({ $0.messages.popFirst() }) {
+        while let message = state.withLock({ state -> Message? in
+            guard let message = state.messages.popFirst() else { return nil }
+            state.taken &+= 1
+            return message
+        }) {
             try await write(message)
             ringRoom.yield()
+        }
+    }
+
+    /// Waits while nothing waits; while something does, checks once per `stallLimit` that the
+    /// writer took something meanwhile. Returns when the outbox is finished.
+    private func watchForStalls() async throws {
+        for await _ in arrivals {
+            while let before = state.withLock({ $0.messages.isEmpty ? nil : $0.taken }) {
+                try await clock.sleep(for: limits.stallLimit)
+                let (waiting, taken) = state.withLock { ($0.messages.count, $0.taken) }
+                if waiting > 0, taken == before { throw Stalled(waiting: waiting, stallLimit: limits.stallLimit) }
+            }
         }
     }
 

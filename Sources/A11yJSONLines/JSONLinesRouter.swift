@@ -8,13 +8,14 @@ import Logging
 ///
 /// A connection whose client stopped sending (closed or half-closed) is kept until the items it
 /// posted have finished, so a client that posts and half-closes still hears `finished`; items of a
-/// client that went away entirely are still spoken, their events go nowhere. A client that does not
-/// read what it is sent is cut off (its `Outbox`), so that it holds up no one and no memory.
+/// client that went away entirely are still spoken, their events go nowhere. What waits for a
+/// client is bounded by its `Outbox`: replies and its own items' events are owed and kept, a
+/// subscriber's copies of others' events and progress events are shed when it falls behind, and
+/// one that takes nothing for a while is cut off by its writer, so that it holds up no one and no
+/// memory.
 actor JSONLinesRouter {
     private struct Connection {
         var outbox: Outbox<ServerMessage>
-        /// Closes the connection now, unwritten messages and all.
-        var cutOff: @Sendable () -> Void
         var isSubscribed = false
         var stoppedReading = false
         var shedding = false
@@ -32,15 +33,16 @@ actor JSONLinesRouter {
     }
 
     /// A new connection; its writer drains the returned outbox.
-    func register(_ client: ClientID, cutOff: @escaping @Sendable () -> Void) -> Outbox<ServerMessage> {
+    func register(_ client: ClientID) -> Outbox<ServerMessage> {
         let outbox = Outbox<ServerMessage>(limits: limits)
-        connections[client] = Connection(outbox: outbox, cutOff: cutOff)
+        connections[client] = Connection(outbox: outbox)
         return outbox
     }
 
-    func send(_ message: ServerMessage, to client: ClientID) {
+    /// Sends `message` to `client`: `owed` unless it is a copy of another client's event.
+    func send(_ message: ServerMessage, to client: ClientID, owed: Bool = true) {
         guard let connection = connections[client] else { return }
-        switch connection.outbox.push(message) {
+        switch connection.outbox.push(message, owed: owed) {
         case .queued:
             if connection.shedding, connection.outbox.waiting < limits.shedProgressAfter / 2 {
                 connections[client]?.shedding = false
@@ -48,13 +50,10 @@ actor JSONLinesRouter {
         case .shed:
             if !connection.shedding {
                 connections[client]?.shedding = true
-                logger.notice("client reads slowly; dropping its word and mark events", metadata: ["client": "\(client)"])
+                logger.notice(
+                    "client reads slowly; dropping its word and mark events and its copies of others' events",
+                    metadata: ["client": "\(client)"])
             }
-        case .overflowed:
-            logger.warning(
-                "client cut off: it left \(limits.cutOffAfter) messages unread", metadata: ["client": "\(client)"])
-            connections.removeValue(forKey: client)
-            connection.cutOff()
         case .closed:
             break
         }
@@ -74,7 +73,7 @@ actor JSONLinesRouter {
         // Nobody's (no client posted it): for subscribers only.
         if let owner = delivery.owner { send(message, to: owner) }
         for (client, connection) in connections where connection.isSubscribed && client != delivery.owner {
-            send(message, to: client)
+            send(message, to: client, owed: false)
         }
         if case .finished(let id, _, _, _) = delivery.event, let owner = delivery.owner {
             connections[owner]?.outstanding.remove(id)

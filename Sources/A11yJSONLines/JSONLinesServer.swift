@@ -15,8 +15,9 @@ public final class JSONLinesServer: Service, Sendable {
         /// Longest line read; a longer one is dropped as it comes and answered `line_too_long`.
         public var maximumLineLength = LineFrameDecoder.defaultMaximumLength
         /// What may wait for a client that does not read: `word` and `mark` events are dropped past
-        /// the first limit, and the client is cut off past the second.
-        public var outboxLimits = Outbox<ServerMessage>.Limits(shedProgressAfter: 256, cutOffAfter: 4096)
+        /// the first limit, a subscriber's copies of others' events past the second, and a client
+        /// that takes nothing for the stall limit is cut off (`Outbox`).
+        public var outboxLimits = Outbox<ServerMessage>.Limits()
 
         public init() {}
     }
@@ -72,7 +73,7 @@ public final class JSONLinesServer: Service, Sendable {
 
     private func serve(_ channel: Connection) async {
         let client = ClientID.next()
-        let outbox = await router.register(client) { [channel = channel.channel] in channel.close(promise: nil) }
+        let outbox = await router.register(client)
         let connection = JSONLinesConnection(
             client: client, speech: speech, router: router, outbox: outbox, maximumLineLength: configuration.maximumLineLength)
         do {
@@ -84,8 +85,12 @@ public final class JSONLinesServer: Service, Sendable {
                             try await outbox.drain { try await outbound.write($0) }
                             // The reader below ends too, once this is written (EndsReadingWhenOutputCloses).
                             outbound.finish()
+                        } catch let stalled as Outbox<ServerMessage>.Stalled {
+                            self.logger.warning("client cut off: \(stalled)", metadata: ["client": "\(client)"])
+                            await self.cutOff(client, channel)
                         } catch {
-                            await self.router.remove(client)
+                            // Nothing more can be written to it: the conversation is over.
+                            await self.cutOff(client, channel)
                         }
                     }
                     do {
@@ -100,5 +105,11 @@ public final class JSONLinesServer: Service, Sendable {
             logger.debug("connection ended", metadata: ["client": "\(client)", "error": "\(error)"])
         }
         await router.remove(client)
+    }
+
+    /// Closes the connection now, unwritten messages and all: its reader ends too.
+    private func cutOff(_ client: ClientID, _ channel: Connection) async {
+        await router.remove(client)
+        channel.channel.close(promise: nil)
     }
 }

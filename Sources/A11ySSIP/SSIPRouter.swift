@@ -7,8 +7,9 @@ import Logging
 ///
 /// While a connection's command is being answered its events wait, so that no event ever falls
 /// between a command and its reply (the SSIP manual's rule; speech-dispatcher itself breaks it). What
-/// waits for a client is bounded by its `Outbox`, as for the JSON front end: a late reader loses index
-/// marks first, and one that stays behind is cut off.
+/// waits for a client is bounded by its `Outbox`, as for the JSON front end: everything but index
+/// marks is owed to it (replies, and the events of its own messages: SSIP has no subscribers), a
+/// late reader loses index marks, and one that takes nothing for a while is cut off by its writer.
 ///
 /// `701 BEGIN` goes out when the message is first heard (its first word or mark, else just before
 /// its `702 END` or `704 PAUSED`), not when a11yd starts synthesising it: that is what BEGIN means
@@ -54,12 +55,7 @@ actor SSIPRouter {
     }
 
     func send(_ reply: SSIPReply, to client: ClientID) {
-        guard let connection = connections[client] else { return }
-        if connection.outbox.push(reply) == .overflowed {
-            logger.warning(
-                "SSIP client cut off: it left \(limits.cutOffAfter) replies and events unread", metadata: ["client": "\(client)"])
-            connections.removeValue(forKey: client)
-        }
+        _ = connections[client]?.outbox.push(reply)
     }
 
     func beginAnswer(_ client: ClientID) {

@@ -20,7 +20,7 @@ public final class SSIPServer: Service, Sendable {
         /// Most bytes of one SPEAK body.
         public var maximumMessageBytes = 1024 * 1024
         /// What may wait for a client that does not read: index marks are dropped past the first
-        /// limit, and the client is cut off past the second.
+        /// limit, and a client that takes nothing for the stall limit is cut off (`Outbox`).
         public var outboxLimits = Outbox<SSIPReply>.Limits()
         /// How long a queued message's first events wait after its `225`, unless the client's next
         /// command comes first: python3-speechd drops events it gets before it has registered the
@@ -101,7 +101,16 @@ public final class SSIPServer: Service, Sendable {
                     group.addTask {
                         // The writer: every reply and event, in order, until the router closes the
                         // outbox (QUIT, the client gone, a client not reading, shutdown).
-                        try await outbox.drain { try await outbound.write($0) }
+                        do {
+                            try await outbox.drain { try await outbound.write($0) }
+                        } catch {
+                            if let stalled = error as? Outbox<SSIPReply>.Stalled {
+                                self.logger.warning("SSIP client cut off: \(stalled)", metadata: ["client": "\(client)"])
+                            }
+                            // Nothing more can be written to it: close now, which ends the reader.
+                            channel.channel.close(promise: nil)
+                            throw error
+                        }
                         outbound.finish()
                         // The conversation is over: stop reading too (EndsReadingWhenOutputCloses
                         // ends the reader below once what was queued is written).

@@ -1,6 +1,7 @@
 import A11yCore
 @testable import A11yJSONLines
 import A11yProtocol
+import A11yTestSupport
 import Logging
 import NIOCore
 import Synchronization
@@ -48,13 +49,13 @@ import Testing
     ) async throws -> (steps: [[UtteranceID]], answers: [ServerMessage]) {
         let router = JSONLinesRouter(logger: Logger(label: "test"))
         let client = ClientID.next()
-        let outbox = await router.register(client, cutOff: {})
+        let outbox = await router.register(client)
         let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)
         await connection.handle(LineBatch(lines: lines.map { ByteBuffer(string: $0) }, skippedOverlongLine: false))
         outbox.finish()
-        var answers: [ServerMessage] = []
+        let answers = Collected<ServerMessage>()
         try await outbox.drain { answers.append($0) }
-        return (speech.steps, answers)
+        return (speech.steps, answers.all)
     }
 
     @Test func postsThatArriveInOneReadAreStillAppliedOneByOne() async throws {

@@ -2,6 +2,7 @@ import A11yAudio
 import A11yCore
 import A11yDaemon
 import A11yEngine
+import A11yFrontEnd
 import A11yJSONLines
 import A11yPronunciation
 import A11yProtocol
@@ -38,7 +39,7 @@ final class DaemonHarness {
     let ssipSocketPath: String?
 
     init(
-        configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, cutOffAfter: Int = 4096,
+        configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, outboxLimits: Outbox<ServerMessage>.Limits = .init(),
         ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true
     ) async throws {
         pulse = try soundServer.make(started: soundServerRunning)
@@ -56,7 +57,7 @@ final class DaemonHarness {
             engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon,
             configuration: configuration, environment: [:], logger: Self.logger)
         var jsonLines = JSONLinesServer.Configuration()
-        jsonLines.outboxLimits = .init(shedProgressAfter: cutOffAfter / 16, cutOffAfter: cutOffAfter)
+        jsonLines.outboxLimits = outboxLimits
         let server = JSONLinesServer(
             listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, speech: speech, configuration: jsonLines,
             logger: Self.logger)

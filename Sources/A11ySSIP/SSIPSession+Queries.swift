@@ -4,24 +4,20 @@ import A11yCore
 extension SSIPSession {
     // MARK: LIST SYNTHESIS_VOICES, answered
 
-    /// Answers `LIST SYNTHESIS_VOICES`, as speech-dispatcher lists them: `name<TAB>language<TAB>variant`.
+    /// Answers `LIST SYNTHESIS_VOICES [language [variant]]` as speech-dispatcher 0.12 does: one
+    /// `name<TAB>language<TAB>variant` line per voice its filter keeps (`SSIPVoiceFilter`).
     public func listed(_ voices: [VoiceInfo], language: String?, variant: String?) -> [Action] {
-        // `LIST SYNTHESIS_VOICES fr` lists every French voice; `… en us` only en-us ones.
-        let wanted = language.map { language in Self.normalized(variant.map { "\(language)-\($0)" } ?? language) }
-        var lines: [String] = []
-        for voice in voices {
+        let filter = SSIPVoiceFilter(language: language, variant: variant)
+        let lines = voices.compactMap { voice -> String? in
+            // A voice is listed by its preferred language, as speech-dispatcher's espeak-ng module lists
+            // eSpeak's, and without a variant: a11yd offers none.
             let tag = voice.languages.first ?? voice.identifier
-            if let wanted {
-                let normalized = Self.normalized(tag)
-                guard normalized == wanted || normalized.hasPrefix(wanted + "-") else { continue }
-            }
-            lines.append("\(voice.name)\t\(tag)\tnone")
+            guard filter.admits(language: tag, variant: SSIPVoiceFilter.noVariant) else { return nil }
+            return "\(voice.name)\t\(tag)\t\(SSIPVoiceFilter.noVariant)"
         }
+        // Nothing kept is still a list: speech-dispatcher's module says `304 CANT LIST VOICES`, but its
+        // server reads that as the end of an empty list (`output_get_voices`) and answers `249` alone.
         return [.reply(SSIPReply.voiceList.with(lines: lines))]
-    }
-
-    private static func normalized(_ tag: String) -> String {
-        String(tag.lowercased().map { $0 == "_" ? "-" : $0 })
     }
 
     // MARK: LIST, GET, HISTORY

@@ -144,6 +144,27 @@ import Testing
         await daemon.shutDown()
     }
 
+    // MARK: - Voices of a language
+
+    /// speech-dispatcher 0.12's own VoiceTest (python3-speechd's `_test.py`) lists `fr` and asserts each
+    /// voice is French; Orca master asks `fr-FR none`, then `fr none` only if that lists nothing. Here
+    /// against eSpeak NG's own voices, as the daemon lists them.
+    @Test func voicesOfALanguageAreListedByEspeaksTags() async throws {
+        let daemon = try await DaemonHarness(ssip: true)
+        let client = try await ssip(daemon)
+        #expect(try await offThePool { try client.command("LIST SYNTHESIS_VOICES fr-FR none") }
+            == "249-French (France)\tfr-fr\tnone\r\n249 OK VOICE LIST SENT\r\n")
+        let french = try await offThePool { try client.command("LIST SYNTHESIS_VOICES fr none") }
+        let lines = french.components(separatedBy: "\r\n").dropLast()
+        #expect(lines.last == "249 OK VOICE LIST SENT", "\(french)")
+        let voices = lines.dropLast().map { $0.dropFirst(4).split(separator: "\t").map(String.init) }
+        #expect(lines.dropLast().allSatisfy { $0.hasPrefix("249-") })
+        #expect(voices.allSatisfy { $0.count == 3 && $0[1].lowercased().hasPrefix("fr") && $0[2] == "none" }, "\(french)")
+        #expect(Set(["fr-fr", "fr-be", "fr-ch"]).isSubset(of: voices.map { $0[1] }), "\(french)")
+        #expect(try await offThePool { try client.command("LIST SYNTHESIS_VOICES fr-CA none") } == "249 OK VOICE LIST SENT\r\n")
+        await daemon.shutDown()
+    }
+
     // MARK: - A client's pause is its own
 
     enum Departure: String, CaseIterable, Sendable { case stays, quits, closesItsSocket }

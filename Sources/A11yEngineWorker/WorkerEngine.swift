@@ -273,61 +273,30 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         }
     }
 
+    /// How one attempt at a request ended on its worker.
+    private enum Attempt {
+        case done
+        /// The worker failed: `what` happened; whether the request may be blamed (a worker that
+        /// breaks the protocol is at fault alone); whether the worker had sent anything of the
+        /// request yet; whether its channel closed (it died), rather than its falling silent.
+        case workerFailed(what: String, blame: Bool, sentAnything: Bool, died: Bool)
+    }
+
     private func serve(_ job: Job) {
         if job.cancellation.isCancelled {
             job.sink.finish()
             return
         }
-        let key = Self.fingerprint(job.request)
-        let (worker, failures, id) = state.withLock { state in
-            defer { state.nextID &+= 1 }
-            return (state.worker, state.failures[key, default: 0], state.nextID)
-        }
-        if failures >= Self.refusalThreshold {
-            job.sink.finish(throwing: SpeechError(
-                .engineFailed,
-                "refused: this text made the speech engine fail \(failures) times; a11yd will not try it again"))
-            return
-        }
-        guard let worker = worker ?? restart() else {
+        run(Self.fingerprint(job.request), doing: "saying an item") { worker, id in
+            say(job, id: id, on: worker)
+        } inProcess: {
             doInProcess(.synthesis(job))
-            return
-        }
-        state.withLock { $0.active = (id, job.cancellation) }
-        defer { state.withLock { $0.active = nil } }
-        let failed = { (key: Int?, what: String) in
-            self.fail(worker: worker, key: key, what: what, doing: "saying an item") { why in
-                job.sink.finish(throwing: SpeechError(
-                    .engineFailed, "the speech engine failed while saying this (\(why)); a new one takes the next item"))
-            }
-        }
-        if let why = worker.send(.synthesize(id: id, job.request), timeout: Self.hangLimit) {
-            failed(key, "stopped responding (\(why))")
-            return
-        }
-        // A consumer that left while the request was being sent could not send its cancel.
-        if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: Self.hangLimit) {
-            failed(key, "stopped responding (\(why))")
-            return
-        }
-        while true {
-            switch worker.receive(timeout: Self.hangLimit) {
-            case .message(.chunk(let chunkID, let chunk)) where chunkID == id:
-                if !job.cancellation.isCancelled { job.sink.yield(chunk) }
-            case .message(.end(let endID, let failure)) where endID == id:
-                if let failure { job.sink.finish(throwing: failure) } else { job.sink.finish() }
-                return
-            case .message(let other):
-                logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
-                failed(nil, "broke its protocol")
-                return
-            case .silent:
-                failed(key, "stopped responding (nothing for \(Self.hangLimit))")
-                return
-            case .broken(let why):
-                failed(key, "failed: \(why)")
-                return
-            }
+        } refused: { failures in
+            job.sink.finish(throwing: SpeechError(
+                .engineFailed, "refused: this text made the speech engine fail \(failures) times; a11yd will not try it again"))
+        } failed: { why in
+            job.sink.finish(throwing: SpeechError(
+                .engineFailed, "the speech engine failed while saying this (\(why)); a new one takes the next item"))
         }
     }
 
@@ -336,29 +305,95 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     private func serve(_ question: Question) {
         var hasher = Hasher()
         hasher.combine(question.question)
-        let key = hasher.finalize()
-        let (worker, failures, id) = state.withLock { state in
-            defer { state.nextID &+= 1 }
-            return (state.worker, state.failures[key, default: 0], state.nextID)
-        }
-        if failures >= Self.refusalThreshold {
+        run(hasher.finalize(), doing: "answering a request") { worker, id in
+            answer(question, id: id, on: worker)
+        } inProcess: {
+            doInProcess(.question(question))
+        } refused: { failures in
             question.reply(.failure(SpeechError(
                 .engineFailed, "refused: this request made the speech engine fail \(failures) times; a11yd will not try it again")))
+        } failed: { why in
+            question.reply(.failure(SpeechError(
+                .engineFailed, "the speech engine failed while answering this (\(why)); a new one takes the next request")))
+        }
+    }
+
+    /// What every request goes through: refused if it keeps killing workers, else tried on the
+    /// worker (started first if there is none), and tried once more on a new worker if the first
+    /// died before sending anything of it: a worker killed while idle, or just as the request came,
+    /// is not the request's fault (issue 29: such a post ended `error`, unheard). A request whose
+    /// worker died twice, or after answering part of it, or fell silent, fails; the worker's
+    /// failure counts against it (`refusalThreshold`), and a new worker is started for the next.
+    private func run(
+        _ key: Int, doing: String, attempt: (WorkerProcess, UInt32) -> Attempt, inProcess: () -> Void,
+        refused: (Int) -> Void, failed: (String) -> Void
+    ) {
+        let failures = state.withLock { $0.failures[key, default: 0] }
+        if failures >= Self.refusalThreshold {
+            refused(failures)
             return
         }
-        guard let worker = worker ?? restart() else {
-            doInProcess(.question(question))
-            return
-        }
-        let failed = { (key: Int?, what: String) in
-            self.fail(worker: worker, key: key, what: what, doing: "answering a request") { why in
-                question.reply(.failure(SpeechError(
-                    .engineFailed, "the speech engine failed while answering this (\(why)); a new one takes the next request")))
+        for round in 1...2 {
+            guard let worker = state.withLock({ $0.worker }) ?? restart() else {
+                inProcess()
+                return
+            }
+            let id = state.withLock { state in
+                defer { state.nextID &+= 1 }
+                return state.nextID
+            }
+            switch attempt(worker, id) {
+            case .done:
+                // A request that went through after a worker died under it was not the cause.
+                if round > 1 { state.withLock { _ = $0.failures.removeValue(forKey: key) } }
+                return
+            case .workerFailed(let what, let blame, let sentAnything, let died):
+                let ending = retire(worker, blaming: blame ? key : nil, what: what, doing: doing)
+                if round == 1, died, !sentAnything {
+                    logger.notice("trying the request again on a new worker: its worker died before sending anything of it")
+                    continue
+                }
+                failed("its worker \(what); \(ending)")
+                // Started now, so that the next request finds it ready.
+                _ = restart()
+                return
             }
         }
+    }
+
+    private func say(_ job: Job, id: UInt32, on worker: WorkerProcess) -> Attempt {
+        state.withLock { $0.active = (id, job.cancellation) }
+        defer { state.withLock { $0.active = nil } }
+        if let why = worker.send(.synthesize(id: id, job.request), timeout: Self.hangLimit) {
+            return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
+        }
+        // A consumer that left while the request was being sent could not send its cancel.
+        if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: Self.hangLimit) {
+            return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
+        }
+        var sentAnything = false
+        while true {
+            switch worker.receive(timeout: Self.hangLimit) {
+            case .message(.chunk(let chunkID, let chunk)) where chunkID == id:
+                sentAnything = true
+                if !job.cancellation.isCancelled { job.sink.yield(chunk) }
+            case .message(.end(let endID, let failure)) where endID == id:
+                if let failure { job.sink.finish(throwing: failure) } else { job.sink.finish() }
+                return .done
+            case .message(let other):
+                logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
+                return .workerFailed(what: "broke its protocol", blame: false, sentAnything: true, died: false)
+            case .silent:
+                return .workerFailed(what: "stopped responding (nothing for \(Self.hangLimit))", blame: true, sentAnything: sentAnything, died: false)
+            case .broken(let why):
+                return .workerFailed(what: "failed: \(why)", blame: true, sentAnything: sentAnything, died: true)
+            }
+        }
+    }
+
+    private func answer(_ question: Question, id: UInt32, on worker: WorkerProcess) -> Attempt {
         if let why = worker.send(.ask(id: id, question.question), timeout: Self.hangLimit) {
-            failed(key, "stopped responding (\(why))")
-            return
+            return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
         }
         switch worker.receive(timeout: Self.hangLimit) {
         case .message(.answer(let answerID, let answer)) where answerID == id && answer.kind == question.question.expects:
@@ -367,17 +402,18 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             question.reply(.failure(failure))
         case .message(let other):
             logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
-            failed(nil, "broke its protocol")
+            return .workerFailed(what: "broke its protocol", blame: false, sentAnything: true, died: false)
         case .silent:
-            failed(key, "stopped responding (nothing for \(Self.hangLimit))")
+            return .workerFailed(what: "stopped responding (nothing for \(Self.hangLimit))", blame: true, sentAnything: false, died: false)
         case .broken(let why):
-            failed(key, "failed: \(why)")
+            return .workerFailed(what: "failed: \(why)", blame: true, sentAnything: false, died: true)
         }
+        return .done
     }
 
-    /// Ends `worker`, counts the request's failure, tells the request (`finish`, with what
-    /// happened to the worker) and starts the next worker at once, so that the next request finds it ready.
-    private func fail(worker: WorkerProcess, key: Int?, what: String, doing: String, finish: (String) -> Void) {
+    /// Ends `worker`, counts the failure against the request `blaming` names, logs it, and returns
+    /// how the worker ended.
+    private func retire(_ worker: WorkerProcess, blaming key: Int?, what: String, doing: String) -> String {
         let ending = worker.end()
         let failures = state.withLock { state -> Int in
             state.worker = nil
@@ -387,10 +423,9 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             return state.failures[key]!
         }
         logger.error(
-            "the speech engine worker \(what) while \(doing); \(ending); starting a new one",
+            "the speech engine worker \(what) while \(doing); \(ending)",
             metadata: ["pid": "\(worker.pid)", "failures_of_this_request": "\(failures)"])
-        finish("its worker \(what); \(ending)")
-        _ = restart()
+        return ending
     }
 
     // MARK: - In process, once no worker can start

@@ -43,10 +43,17 @@ final class WorkerProcess: Sendable {
         }
     }
 
+    /// Why a message could not be sent.
+    struct SendFailure: Error, CustomStringConvertible {
+        /// The channel is closed: the worker is gone (else it read nothing for the time allowed).
+        var workerGone: Bool
+        var description: String
+    }
+
     /// Writes `message` whole, waiting at most `timeout` each time the channel is full; nil, or
     /// why it could not (the worker is gone, or reads nothing: a stopped worker must not hold the
     /// link thread in `send` for ever).
-    func send(_ message: WorkerMessage, timeout: Duration) -> String? {
+    func send(_ message: WorkerMessage, timeout: Duration) -> SendFailure? {
         let frame = WorkerFrame.encode(message)
         return sendLock.withLock { _ in write(frame, timeout: timeout) }
     }
@@ -61,7 +68,7 @@ final class WorkerProcess: Sendable {
 
     /// Under `sendLock`. A frame cut short by a timeout leaves the channel unusable: the caller
     /// then ends the worker.
-    private func write(_ frame: [UInt8], timeout: Duration) -> String? {
+    private func write(_ frame: [UInt8], timeout: Duration) -> SendFailure? {
         var offset = 0
         while offset < frame.count {
             let sent = frame.withUnsafeBytes {
@@ -72,14 +79,14 @@ final class WorkerProcess: Sendable {
                 continue
             }
             guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
-                return "send: \(String(cString: strerror(errno)))"
+                return SendFailure(workerGone: true, description: "send: \(String(cString: strerror(errno)))")
             }
             if errno == EINTR { continue }
-            guard timeout > .zero else { return "the channel is full" }
+            guard timeout > .zero else { return SendFailure(workerGone: false, description: "the channel is full") }
             var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&poller, 1, Self.milliseconds(timeout))
             if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return "it read nothing for \(timeout)" }
+            guard ready > 0 else { return SendFailure(workerGone: false, description: "it read nothing for \(timeout)") }
         }
         return nil
     }

@@ -82,6 +82,8 @@ soak:
 	scripts/install-deps.sh --test
 	$(SWIFT) build -c release
 	python3 bench/soak.py --bin-dir .build/release
+	$(SWIFT) build --build-tests
+	A11Y_PAUSE_STORM_SECONDS=60 $(SWIFT) test --skip-build --filter PauseHammerTests
 
 # Sources/a11yd/a11yd.order: the functions a running a11yd executes, which the release link lays out
 # together so that fewer of the binary's pages are resident (scripts/order-file.py says how; docs/memory.md).

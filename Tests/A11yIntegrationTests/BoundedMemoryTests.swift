@@ -100,16 +100,9 @@ import Glibc
         }
     }
 
-    /// One connection queues `count` announcements, reading as it goes, then stops them all: the
-    /// daemon owes it `count` `finished` events at once, and it gets each, once (issue 29: 29 and
-    /// 3,622 of 10,000 arrived when a burst of more than 4,096 cut the client off).
-    @Test(arguments: [10_000, 50_000]) func aClientThatReadsGetsEveryFinishedOfAFloodStoppedAtOnce(count: Int) async throws {
-        // All of them wait (the default 16 MiB holds about 41,000 of these): what is tested is the
-        // stop's burst, not the bound's drops, whose scan per post is slow in a debug build.
-        var configuration = DaemonConfiguration()
-        configuration.queueMaxBytes = 64 << 20
-        let daemon = try await DaemonHarness(configuration: configuration)
-        let poster = try await daemon.client()
+    /// Queues `count` announcements in one write (the client reading as it goes), stops them all,
+    /// and returns the `finished` events received (until all came, the connection closed, or 120 s).
+    static func queueThenStop(_ count: Int, on poster: TestClient) async throws -> [(UInt64, FinishReason)] {
         var lines = ""
         for n in 1...count {
             lines += LineCodec.encodeString(RequestLine(.post(.say("élément \(n)", queue: true)), id: .number(n))) + "\n"
@@ -122,7 +115,20 @@ import Glibc
         while await poster.finishes().count < count, ContinuousClock.now < deadline, !(await poster.closed) {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let finishes = await poster.finishes()
+        return await poster.finishes()
+    }
+
+    /// One connection queues `count` announcements, reading as it goes, then stops them all: the
+    /// daemon owes it `count` `finished` events at once, and it gets each, once (issue 29: 29 and
+    /// 3,622 of 10,000 arrived when a burst of more than 4,096 cut the client off).
+    @Test(arguments: [10_000, 50_000]) func aClientThatReadsGetsEveryFinishedOfAFloodStoppedAtOnce(count: Int) async throws {
+        // All of them wait (the default 16 MiB holds about 41,000 of these): what is tested is the
+        // stop's burst, not the bound's drops, whose scan per post is slow in a debug build.
+        var configuration = DaemonConfiguration()
+        configuration.queueMaxBytes = 64 << 20
+        let daemon = try await DaemonHarness(configuration: configuration)
+        let poster = try await daemon.client()
+        let finishes = try await Self.queueThenStop(count, on: poster)
         #expect(!(await poster.closed), "a client that reads is never cut off")
         #expect(finishes.count == count)
         #expect(Set(finishes.map(\.0)).count == count, "each item told once")
@@ -176,20 +182,8 @@ import Glibc
         // writer blocks, messages wait, and it is cut off once it has taken none for the stall
         // limit. Every post ends (more than half are dropped for the queue's bound).
         let count = 6_000
-        var lines = ""
-        for n in 1...count {
-            lines += LineCodec.encodeString(RequestLine(.post(.say("élément \(n)", queue: true)), id: .number(n))) + "\n"
-        }
-        try await poster.sendRaw(lines)
-        try await poster.waitFor("last reply", timeout: .seconds(120)) { $0.id == .number(count) }
-        try await poster.send(RequestLine(.stop, id: .string("stop")))
-        try await poster.waitFor("stop reply") { $0.id == .string("stop") }
         // The poster, who reads, hears the end of every item it posted, exactly once.
-        let deadline = ContinuousClock.now + .seconds(120)
-        while await poster.finishes().count < count, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let finishes = await poster.finishes()
+        let finishes = try await Self.queueThenStop(count, on: poster)
         #expect(finishes.count == count)
         #expect(Set(finishes.map(\.0)).count == count)
         // Still served, promptly, while the silent one is dealt with.

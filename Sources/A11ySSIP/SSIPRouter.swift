@@ -1,6 +1,5 @@
 import A11yCore
 import A11yFrontEnd
-import Logging
 
 /// The SSIP front end's post office: replies and events to each connection, in order, and settings
 /// one connection changes for others (`SET all …`).
@@ -37,13 +36,11 @@ actor SSIPRouter {
 
     private let limits: Outbox<SSIPReply>.Limits
     private let eventsHeldAfterQueued: Duration
-    private let logger: Logger
     private var connections: [ClientID: Connection] = [:]
 
-    init(limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero, logger: Logger) {
+    init(limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero) {
         self.limits = limits
         self.eventsHeldAfterQueued = eventsHeldAfterQueued
-        self.logger = logger
     }
 
     /// A new connection; its writer drains the returned outbox, which ends when the connection is

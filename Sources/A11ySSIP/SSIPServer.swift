@@ -57,8 +57,7 @@ public final class SSIPServer: Service, Sendable {
         self.configuration = configuration
         // Subscribed now, before any client can speak, so that no event is missed.
         self.events = speech.events()
-        self.router = SSIPRouter(
-            limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued, logger: logger)
+        self.router = SSIPRouter(limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued)
         self.logger = logger
     }
 

@@ -49,7 +49,9 @@ public final class Outbox<Message: Sendable>: Sendable {
     private struct State {
         var messages: Deque<Message> = []
         var isFinished = false
-        /// Messages the writer has taken out, ever: the stall watch compares it across its wait.
+        /// Messages queued, and taken out by the writer, ever: the stall watch compares them across
+        /// its wait.
+        var pushed: UInt64 = 0
         var taken: UInt64 = 0
     }
 
@@ -90,6 +92,7 @@ public final class Outbox<Message: Sendable>: Sendable {
             if waiting >= limits.shedProgressAfter, isProgress(message) { return .shed }
             if waiting >= limits.shedCopiesAfter, !owed { return .shed }
             state.messages.append(message)
+            state.pushed &+= 1
             return .queued
         }
         if outcome == .queued {
@@ -142,15 +145,20 @@ public final class Outbox<Message: Sendable>: Sendable {
         }
     }
 
-    /// Waits while nothing waits; while something does, checks once per `stallLimit` that the
-    /// writer took something meanwhile. Returns when the outbox is finished.
+    /// Asleep while nothing comes; once something does, wakes once per `stallLimit` (never per
+    /// message: a flood costs no wake-ups) until nothing waits, and throws when something waited
+    /// through a whole `stallLimit` without the writer taking a single message. Returns when the
+    /// outbox is finished.
     private func watchForStalls() async throws {
         for await _ in arrivals {
-            while let before = state.withLock({ $0.messages.isEmpty ? nil : $0.taken }) {
+            repeat {
+                let (pushedBefore, takenBefore) = state.withLock { ($0.pushed, $0.taken) }
                 try await clock.sleep(for: limits.stallLimit)
-                let (waiting, taken) = state.withLock { ($0.messages.count, $0.taken) }
-                if waiting > 0, taken == before { throw Stalled(waiting: waiting, stallLimit: limits.stallLimit) }
-            }
+                let (taken, waiting) = state.withLock { ($0.taken, $0.messages.count) }
+                if takenBefore < pushedBefore, taken == takenBefore {
+                    throw Stalled(waiting: waiting, stallLimit: limits.stallLimit)
+                }
+            } while state.withLock({ !$0.messages.isEmpty })
         }
     }
 

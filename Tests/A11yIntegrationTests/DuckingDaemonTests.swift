@@ -30,7 +30,13 @@ import Glibc
             runtime = pulse.directory.path + "/runtime"
             try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             socket = runtime + "/a11yd/socket"
-            config = pulse.directory.path + "/a11yd.toml"
+            // As on a desktop, the configuration's folder holds neither the runtime folder nor the
+            // state file: a11yd's Landlock grants writes to its configuration folder, so a config
+            // above the runtime folder made the state file writable by accident (issue 29: under a
+            // real user manager every write of it failed, EACCES, and a kill left streams lowered).
+            let configFolder = pulse.directory.path + "/config/a11yd"
+            try FileManager.default.createDirectory(atPath: configFolder, withIntermediateDirectories: true, attributes: nil)
+            config = configFolder + "/a11yd.toml"
             try "[audio]\nduck = \"speaking\"\nduck_db = 12\n".write(toFile: config, atomically: true, encoding: .utf8)
             recorder = MonitorRecorder(server: pulse.serverAddress)
             try recorder.start()

@@ -51,6 +51,14 @@ public enum SelfRestriction {
                 rules.append(Landlock.Rule(folder, [.makeSocket, .removeFile]))
             }
         }
+        // Ducking's crash record (Ducker: the streams it lowered, so that the next a11yd gives them
+        // their volume back after a kill): written to a temporary file beside it, renamed over it,
+        // removed once nothing is lowered. Without this rule every write failed (EACCES) and a kill
+        // mid-speech left the other streams lowered for good.
+        let duckingFolder = Path.parent(of: DaemonConfiguration.duckingStateFile(environment: environment))
+        if (try? Directory.make(duckingFolder, mode: 0o700)) != nil {
+            rules.append(Landlock.Rule(duckingFolder, [.makeRegularFile, .writeFile, .truncate, .removeFile]))
+        }
         // libpulse makes $XDG_RUNTIME_DIR/pulse (0700) before it looks for the server's socket there, and
         // says so on stderr at every attempt when it cannot: make it now, as it would.
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {

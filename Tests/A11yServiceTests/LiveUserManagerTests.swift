@@ -77,6 +77,16 @@ import Glibc
         environment["A11YD_NO_AUTOSPAWN"] = "1"
         let a11ysay = binFolder + "/a11ysay"
 
+        /// The utterance heard since `mark`: once some sound came and then 0.5 s of silence, or 6 s after `mark`.
+        func heardUtterance(after mark: Double) async -> HeardUtterance {
+            while recorder.elapsed() < mark + 6 {
+                let recording = recorder.snapshot()
+                if let last = recording.lastAudibleTime(), last > mark, recorder.elapsed() > last + 0.5 { break }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return recorder.snapshot().utterance(from: mark)
+        }
+
         func expectHeard(_ what: String, after mark: Double) async {
             await Self.expectHeard(what, after: mark, recorder: recorder, session: session)
         }
@@ -133,14 +143,40 @@ import Glibc
         #expect(!session.userProcessNames.contains { $0.hasPrefix("speech-dispatch") }, "no speech-dispatcher: \(session.userProcessNames)")
         let firstPID = try await session.property("MainPID", of: "a11yd.service")
 
-        // 4. kill -9: the next client is answered by a new a11yd.
-        if let pid = pid_t(firstPID), pid > 0 { kill(pid, SIGKILL) }
+        // 4. kill -9: the next client is answered by a new a11yd, and what it says is heard as loud
+        // and as long as the same words before the kill (a11ysay's exit 0 is only what a11yd
+        // believes), whether the client asks at once (its connection waits in the socket's backlog
+        // while systemd restarts a11yd after RestartSec) or after systemd has restarted it
+        // (Restart=on-failure), when it waits, connected to the sound server, for its first client.
         mark = recorder.elapsed()
-        let afterKill = try await session.run(as: a11ysay, ["--wait", "de nouveau là"], environment: environment)
-        if afterKill.status != 0 { Issue.record("a11ysay after kill -9 exited \(afterKill.status): \(afterKill.stdout)\(afterKill.stderr)\n\(await session.diagnostics())") }
-        await expectHeard("a11ysay after kill -9", after: mark)
-        let secondPID = try await session.property("MainPID", of: "a11yd.service")
-        #expect(secondPID != "0" && secondPID != firstPID, "a new a11yd after kill -9 (was \(firstPID), now \(secondPID))")
+        let before = try await session.run(as: a11ysay, ["--wait", "--lang", "fr", "encore là"], environment: environment)
+        #expect(before.status == 0, "a11ysay before kill -9: \(before.stdout)\(before.stderr)")
+        let reference = await heardUtterance(after: mark)
+        print("LiveUserManagerTests: before kill -9: \(reference)")
+        var killedPID = firstPID
+        for restartedBySystemd in [false, true] {
+            if let pid = pid_t(killedPID), pid > 0 { kill(pid, SIGKILL) }
+            let how = restartedBySystemd ? "once systemd had restarted a11yd" : "at once"
+            if restartedBySystemd {
+                try await waitUntil("systemd restarts a11yd after kill -9", session) {
+                    let pid = try? await session.property("MainPID", of: "a11yd.service")
+                    let state = try? await session.property("ActiveState", of: "a11yd.service")
+                    return pid != nil && pid != "0" && pid != killedPID && state == "active"
+                }
+            }
+            mark = recorder.elapsed()
+            let said = try await session.run(as: a11ysay, ["--wait", "--lang", "fr", "encore là"], environment: environment)
+            if said.status != 0 { Issue.record("a11ysay after kill -9 (\(how)) exited \(said.status): \(said.stdout)\(said.stderr)\n\(await session.diagnostics())") }
+            let heard = await heardUtterance(after: mark)
+            print("LiveUserManagerTests: after kill -9 (\(how)): \(heard)")
+            if !heard.isHeardAsWellAs(reference) {
+                Issue.record("after kill -9 (\(how)) a11ysay exited \(said.status), heard: \(heard); before the kill: \(reference)\n\(await session.diagnostics())")
+            }
+            let newPID = try await session.property("MainPID", of: "a11yd.service")
+            #expect(newPID != "0" && newPID != killedPID, "a new a11yd after kill -9 \(how) (was \(killedPID), now \(newPID))")
+            killedPID = newPID
+        }
+        let secondPID = killedPID
 
         // 5. reload: SIGHUP, which a11yd traps; an untrapped one would end it and change MainPID.
         try await session.systemctl("reload", "a11yd.service")

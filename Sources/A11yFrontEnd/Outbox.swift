@@ -58,7 +58,6 @@ public final class Outbox<Message: Sendable>: Sendable {
     public let limits: Limits
     /// Whether a message only reports progress, and may be dropped for a late reader.
     private let isProgress: @Sendable (Message) -> Bool
-    private let clock: any Clock<Duration>
     private let state = Mutex(State())
     /// Rings when something was queued or the outbox finished; the writer then drains it.
     private let doorbell: AsyncStream<Void>
@@ -66,16 +65,12 @@ public final class Outbox<Message: Sendable>: Sendable {
     /// Rings when the writer took a message out, for a reader waiting for room.
     private let room: AsyncStream<Void>
     private let ringRoom: AsyncStream<Void>.Continuation
-    /// Rings when something was queued, for the stall watch, which sleeps only while messages wait.
+    /// Rings when something was queued, for the stall watch, which has no timer until something comes.
     private let arrivals: AsyncStream<Void>
     private let ringArrivals: AsyncStream<Void>.Continuation
 
-    public init(
-        limits: Limits = Limits(), clock: any Clock<Duration> = ContinuousClock(),
-        isProgress: @escaping @Sendable (Message) -> Bool
-    ) {
+    public init(limits: Limits = Limits(), isProgress: @escaping @Sendable (Message) -> Bool) {
         self.limits = limits
-        self.clock = clock
         self.isProgress = isProgress
         (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (room, ringRoom) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -153,7 +148,7 @@ public final class Outbox<Message: Sendable>: Sendable {
         for await _ in arrivals {
             repeat {
                 let (pushedBefore, takenBefore) = state.withLock { ($0.pushed, $0.taken) }
-                try await clock.sleep(for: limits.stallLimit)
+                try await Task.sleep(for: limits.stallLimit)
                 let (taken, waiting) = state.withLock { ($0.taken, $0.messages.count) }
                 if takenBefore < pushedBefore, taken == takenBefore {
                     throw Stalled(waiting: waiting, stallLimit: limits.stallLimit)

@@ -160,8 +160,34 @@ public struct Recording: Sendable {
         return (self.time(ofSample: first) - time, Self.peak(samples, first, min(samples.count, first + sampleRate / 1000)))
     }
 
+    /// How a cut followed at once by more sound (an earcon) ends: the peak of the half millisecond
+    /// before the first half millisecond after `time` that is near-silent (under −54 dBFS, eSpeak's
+    /// own near-silence), in 16-bit units, and when that begins; nil if none within `window`
+    /// seconds. A ramp is there at most 2.3 % of the level it started from; a cut, at that level.
+    public func fallToNearSilence(after time: Double, within window: Double = 0.04) -> (at: Double, halfMillisecondPeak: Int)? {
+        let half = sampleRate / 2_000, quiet = 64
+        var i = max(half, index(atTime: time))
+        let end = min(index(atTime: time + window), samples.count - half)
+        while i < end {
+            if Self.peak(samples, i, i + half) < quiet { return (self.time(ofSample: i) - time, Self.peak(samples, i - half, i)) }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The sharpest bend of the waveform between `from` and `to` seconds: the largest
+    /// |s[i-1] − 2 s[i] + s[i+1]|, in 16-bit units. A jump of the waveform (a click) bends it by
+    /// about its height; a 440 Hz tone at half scale, ramped or not, by about 54.
+    public func sharpestBend(from: Double, to: Double) -> Int {
+        let a = max(1, index(atTime: from)), b = min(samples.count - 1, index(atTime: to))
+        guard b > a else { return 0 }
+        var sharpest: Float = 0
+        for i in a..<b { sharpest = max(sharpest, abs(samples[i - 1] - 2 * samples[i] + samples[i + 1])) }
+        return Int((sharpest * 32_768).rounded())
+    }
+
     /// Peak |sample| of `s[a..<b]` in 16-bit units.
-    static func peak(_ s: [Float], _ a: Int, _ b: Int) -> Int {
+    public static func peak(_ s: [Float], _ a: Int, _ b: Int) -> Int {
         guard b > a else { return 0 }
         let peak = s[a..<b].reduce(Float(0)) { max($0, abs($1)) }
         return Int((peak * 32_768).rounded())
@@ -181,6 +207,10 @@ public final class MonitorRecorder {
     public let sampleRate = 48_000
     private let server: String
     private let source: String
+    /// Fragment length: PulseAudio's null sink then mixes blocks this long. When a stream makes it
+    /// rewind, the monitor drops what the sink mixes again (up to a block; a real sink plays it):
+    /// 1 ms keeps that under a millisecond, as the benchmark does.
+    private let fragmentMilliseconds: Int
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
@@ -190,9 +220,10 @@ public final class MonitorRecorder {
     private var recording = false
     private var zero = MonitorRecorder.now()
 
-    public init(server: String, source: String = "nullsink.monitor") {
+    public init(server: String, source: String = "nullsink.monitor", fragmentMilliseconds: Int = 5) {
         self.server = server
         self.source = source
+        self.fragmentMilliseconds = max(1, fragmentMilliseconds)
         mainloop = pa_threaded_mainloop_new()
         pa_threaded_mainloop_start(mainloop)
     }
@@ -275,7 +306,7 @@ public final class MonitorRecorder {
             guard let s, let ud else { return }
             Unmanaged<MonitorRecorder>.fromOpaque(ud)._withUnsafeGuaranteedRef { $0.readAvailable(s) }
         }, ud)
-        let fragment = UInt32(sampleRate * 4 * 5 / 1000)  // 5 ms of float32 mono
+        let fragment = UInt32(sampleRate * 4 * fragmentMilliseconds / 1000)  // float32 mono
         var attr = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: fragment)
@@ -311,7 +342,7 @@ public final class MonitorRecorder {
             let flowing = !chunkEnds.isEmpty
             if flowing {
                 samples = []
-                chunkEnds = []
+                        chunkEnds = []
                 zero = Self.now()
             }
             pa_threaded_mainloop_unlock(mainloop)

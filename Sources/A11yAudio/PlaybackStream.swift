@@ -2,6 +2,10 @@ import A11yCore
 import CPulse
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One `pa_stream` for playback, in one format, on the connection's current context.
 ///
 /// Used only with the mainloop lock held (by the owner, or by libpulse callbacks). At most one
@@ -38,6 +42,14 @@ final class PlaybackStream {
     private(set) var isCorked = true
     /// Data was written since the stream was created (so its indices are not at zero).
     private(set) var hasBeenWritten = false
+    /// The server's write index, in frames, when known: where a write goes unless it names another
+    /// frame. 0 for a new stream; unknown after a flush (which moves it to the read index) until
+    /// the read index is known again.
+    private(set) var writeFrame: Int64? = 0
+    /// A drain was asked since the last flush: the server may still be draining (PipeWire's pulse
+    /// server plays a partial block at the next underrun while it does, then reads past its write
+    /// index, so audio written just after would be lost).
+    private(set) var mayBeDraining = false
     private(set) var granted: BufferAttributes?
 
     private let drainOperation = StreamOperation()
@@ -157,14 +169,21 @@ final class PlaybackStream {
 
     func setCorked(_ corked: Bool, force: Bool = false) {
         guard isReady, force || corked != isCorked else { return }
+        if isCorked && !corked { gettimeofday(&uncorkedAt, nil) }
         isCorked = corked
         if let op = pa_stream_cork(handle, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
     }
+
+    /// When the stream was last uncorked: a reading from before says nothing of the time it stood
+    /// corked, so it is carried forward only from then.
+    private var uncorkedAt = timeval()
 
     /// Drops what the server has not played yet.
     func flush() {
         guard isReady else { return }
         if let op = pa_stream_flush(handle, nil, nil) { pa_operation_unref(op) }
+        writeFrame = nil
+        mayBeDraining = false
     }
 
     /// Whole frames the server asks for now.
@@ -180,18 +199,32 @@ final class PlaybackStream {
         return bytes / frameSize
     }
 
-    /// Writes frames `frames` of `samples` (interleaved); libpulse copies them.
-    func write(_ samples: [Int16], frames: Range<Int>) throws(PulseError) {
+    /// Writes frames `frames` of `samples` (interleaved); libpulse copies them. They go to stream
+    /// frame `streamFrame` if given (replacing what was written there and after it: the server's
+    /// write index ends up after them), else after what was written last.
+    func write(_ samples: [Int16], frames: Range<Int>, at streamFrame: Int64? = nil) throws(PulseError) {
         let channels = format.channels
         guard isReady, !frames.isEmpty, frames.lowerBound >= 0, frames.upperBound <= samples.count / max(channels, 1)
         else { return }
+        // The same frame as the write index is a plain append; another needs a seek to it, in bytes.
+        var seek = PA_SEEK_RELATIVE, offset: Int64 = 0
+        if let streamFrame, streamFrame != writeFrame {
+            let (bytes, overflow) = streamFrame.multipliedReportingOverflow(by: Int64(frameSize))
+            guard !overflow, bytes >= 0 else { throw PulseError(code: Int32(PA_ERR_INVALID.rawValue)) }
+            seek = PA_SEEK_ABSOLUTE
+            offset = bytes
+        }
         let r = samples.withUnsafeBufferPointer { p in
-            pa_stream_write(
-                handle, p.baseAddress! + frames.lowerBound * channels, frames.count * frameSize, nil, 0,
-                PA_SEEK_RELATIVE)
+            pa_stream_write(handle, p.baseAddress! + frames.lowerBound * channels, frames.count * frameSize, nil, offset, seek)
         }
         guard r == 0 else { throw PulseError(code: r) }
         hasBeenWritten = true
+        if let start = streamFrame ?? writeFrame, let count = Int64(exactly: frames.count) {
+            let (end, overflow) = start.addingReportingOverflow(count)
+            writeFrame = overflow ? nil : end
+        } else {
+            writeFrame = nil
+        }
     }
 
     // MARK: Operations
@@ -201,6 +234,7 @@ final class PlaybackStream {
     /// Asks the server to play out what it has; `done(success)` when it has.
     func drain(_ done: @escaping (Bool) -> Void) {
         guard isReady, !drainOperation.isPending else { return }
+        mayBeDraining = true
         drainOperation.start({ pa_stream_drain(handle, $0, $1) }, done: done)
     }
 
@@ -215,10 +249,17 @@ final class PlaybackStream {
     func requestReadIndex(_ done: @escaping (Int64?) -> Void) {
         guard isReady else { return }
         // The completion runs only while the stream is open (`close()` cancels it first).
-        readIndexOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }) { [handle, frameSize] success in
+        readIndexOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }) { [unowned self] success in
             var frame: Int64?
-            if success, let info = pa_stream_get_timing_info(handle) {
+            if success, let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0 {
                 frame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+            }
+            // Asked after a flush, which put the write index at the read index, as the server says
+            // it: PipeWire's pulse server can count a block it was reading during the flush in the
+            // read index and not in the write index, and what is written next goes to the latter.
+            if writeFrame == nil, success, let info = pa_stream_get_timing_info(handle) {
+                writeFrame = info.pointee.write_index_corrupt == 0
+                    ? StreamClock.frames(bytes: info.pointee.write_index, frameSize: frameSize) : frame
             }
             done(frame)
         }
@@ -228,6 +269,44 @@ final class PlaybackStream {
     func refreshTiming() {
         guard isReady, !refreshOperation.isPending else { return }
         refreshOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }, done: { _ in })
+    }
+
+    /// What the last timing update said of where the server reads, in frames.
+    struct Reading: Equatable {
+        /// The read index then: the server has read this much for sure.
+        var readFrame: Int64
+        /// Where it reads now: the read index carried forward at the stream's rate while playing.
+        var readingNow: Int64
+        /// The furthest it may have read since (`StreamClock.furthestRead`).
+        var furthestRead: Int64
+        /// What its sink still held then, not yet heard.
+        var sinkLatency: Int64
+    }
+
+    /// Whole frames of what the server asks for at a time (its minimum request; 0 until it said):
+    /// PipeWire's pulse server reads that much at once, a processing quantum.
+    var blockFrames: Int64 { Int64(granted.map { $0.minimumRequest / frameSize } ?? 0) }
+
+    /// The last timing update's reading, carried forward to now; nil without a valid one.
+    func reading() -> Reading? {
+        guard isReady, let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0,
+            let readFrame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
+        else { return nil }
+        var now = timeval()
+        gettimeofday(&now, nil)
+        let stamp = info.pointee.timestamp
+        // From the reading, or from the uncork if that came later; not at all while corked.
+        let beforeUncork = stamp.tv_sec < uncorkedAt.tv_sec || stamp.tv_sec == uncorkedAt.tv_sec && stamp.tv_usec < uncorkedAt.tv_usec
+        let since = beforeUncork ? uncorkedAt : stamp
+        let age = isCorked ? 0 : StreamClock.microseconds(
+            from: (Int(since.tv_sec), Int(since.tv_usec)), to: (Int(now.tv_sec), Int(now.tv_usec)))
+        // A reading taken while corked says "not playing"; the stream plays since the uncork.
+        let playing = info.pointee.playing != 0 || beforeUncork
+        return Reading(
+            readFrame: readFrame,
+            readingNow: StreamClock.frame(readFrame, carriedFor: age, sampleRate: format.sampleRate, playing: playing),
+            furthestRead: StreamClock.furthestRead(readFrame, carriedFor: age, sampleRate: format.sampleRate, block: blockFrames),
+            sinkLatency: StreamClock.frames(microseconds: info.pointee.sink_usec, sampleRate: format.sampleRate) ?? 0)
     }
 
     /// Where the server is playing the stream, in frames, or `nil` when there is no reading.

@@ -10,7 +10,9 @@ import Glibc
 ///
 /// Appended PCM is kept in-process and written only as the server asks for it (tlength about 30 ms,
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
-/// While idle the stream is corked. If the server goes away, the output reports
+/// While idle the stream is corked. Sound that is cut (`cancel`, an immediate pause) is ramped
+/// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume
+/// ramps up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the output reports
 /// `isConnected == false`, reconnects with a fresh context every 150 ms and then carries on with the
 /// current track from the first frame not yet given to the server.
 ///
@@ -34,8 +36,19 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var updates: AsyncStream<PlaybackProgress>.Continuation?
     private var lastUpdate: PlaybackProgress?
     private var paused = false
+    /// What the last cut left on the stream (its ramp, then silence) while the ramp may still be
+    /// playing; the next audio follows the ramp, or the stream is corked once it was heard.
+    private var tail: StreamTail?
     /// Why the current timing update was asked for (writing waits for it).
     private enum Resync { case newTrack, rewind }
+
+    /// Silence written after a ramp, at least: longer than PipeWire's processing block, so that
+    /// the ramp's end is played without a drain, and than a sink's latency, so that the ramp is
+    /// known heard before the silence runs out.
+    static let silenceAfterRampMilliseconds = 30
+    /// How far past the ramp's end the server must have read, on top of its sink's latency, for
+    /// the ramp to count as heard (then the silence left is dropped).
+    static let heardMarginMilliseconds = 2
 
     /// - Parameters:
     ///   - server: a libpulse server string (`unix:/path/native`, …); `nil` uses libpulse's default,
@@ -92,7 +105,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             paused = false
             if let stream, stream.format != format { dropStream() }
             if let stream {
-                if stream.hasBeenWritten {
+                if tail != nil {
+                    // Placed when its first audio is written: right after the last cut's ramp.
+                } else if stream.hasBeenWritten {
                     resync(.newTrack)
                 } else {
                     track?.starts(atStreamFrame: 0)
@@ -145,11 +160,14 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public func setPaused(_ paused: Bool, _ id: TrackID) {
         mainloop.withLock {
             guard isCurrent(id, paused ? "pause" : "resume") else { return }
+            let wasPaused = self.paused
             self.paused = paused
             if paused {
-                stream?.setCorked(true)
+                // Ramped down if it is playing; left to end if a ramp already plays; else corked.
+                if wasPaused || !rampDown(), tail == nil { stream?.setCorked(true) }
                 noteAudibility()
             } else {
+                resumeAfterCut()
                 pump()
             }
         }
@@ -158,7 +176,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public func cancel(_ id: TrackID) {
         mainloop.withLock {
             guard isCurrent(id, "cancel") else { return }
-            if let stream {
+            // Ramped down if it is playing; left to end if a ramp already plays; else corked at once.
+            if let stream, !rampDown(), tail == nil {
                 stream.cancelDrain()
                 stream.setCorked(true, force: true)
                 if stream.hasBeenWritten { stream.flush() }
@@ -262,6 +281,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             stream?.refreshTiming()
             pump()
         case .timing:
+            endTailIfHeard()
             publish()
         }
     }
@@ -270,6 +290,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func dropStream() {
         stream?.close()
         stream = nil
+        tail = nil
         track?.streamLost()
         noteAudibility()
     }
@@ -282,6 +303,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Corks, flushes and asks where the read index now is; writes wait for the answer.
     private func resync(_ kind: Resync) {
         guard let stream, stream.isReady else { return }
+        tail = nil
         stream.cancelDrain()
         stream.setCorked(true, force: true)
         noteAudibility()
@@ -294,10 +316,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func resynced(_ kind: Resync, readFrame: Int64?) {
         guard var t = track else { return }
         if readFrame == nil { logger.warning("timing update failed after flush") }
-        switch (kind, readFrame) {
-        case (.newTrack, let frame?): t.starts(atStreamFrame: frame)
+        // What is written next goes to the write index, which the flush put at the read index.
+        let writeFrame = readFrame == nil ? nil : stream?.writeFrame ?? readFrame
+        switch (kind, writeFrame) {
+        case (.newTrack, let frame?): t.continues(atStreamFrame: frame)
         case (.newTrack, nil): t.forgetPosition()
-        case (.rewind, _): t.rewound(toStreamFrame: readFrame)
+        case (.rewind, _): t.rewound(toStreamFrame: readFrame, writingAt: writeFrame)
         }
         track = t
         pump()
@@ -305,13 +329,35 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     /// Writes what the server asks for (up to the hold), keeps the cork state right, drains at a stop.
     private func pump() {
+        endTailIfHeard()
         guard var t = track, let stream, stream.isReady, !stream.isUpdatingTiming else { return }
+        // Cut (paused after a ramp down): nothing more until it resumes.
+        guard t.cutAt == nil else { return publish() }
         let limit = t.writeLimit
+        if !t.knowsPosition, let tail {
+            // Begun or resumed while a cut's ramp plays: it goes right after the ramp, once there is
+            // audio to write and it may play; else it waits for the ramp to be heard (then a flush).
+            guard !paused, t.writtenFrames < limit, !stream.mayBeDraining, let reading = stream.reading(),
+                let at = tail.placement(unread: unread(reading, t), room: room(t))
+            else { return publish() }
+            t.continues(atStreamFrame: at)
+            self.tail = nil
+        }
         if t.writtenFrames < limit {
-            let frames = min(limit - t.writtenFrames, stream.writableFrames)
+            // Where these frames go on the stream (nil: after what was written, position unknown).
+            // Frames that replace what the server was given but has not read (after a cut) do not
+            // add to what it holds, so they are not bounded by what it asks for.
+            let target = t.streamFrame(ofTrackFrame: t.writtenFrames)
+            let replacing = target.flatMap { target in stream.writeFrame.map { Int(clamping: max(0, $0 - target)) } } ?? 0
+            let frames = min(limit - t.writtenFrames, stream.writableFrames.addingReportingOverflow(replacing).partialValue)
             if frames > 0 {
+                let range = t.writtenFrames..<t.writtenFrames + frames
                 do {
-                    try stream.write(t.samples, frames: t.writtenFrames..<t.writtenFrames + frames)
+                    if let ramped = t.samplesForWriting(range) {
+                        try stream.write(ramped, frames: 0..<frames, at: target)
+                    } else {
+                        try stream.write(t.samples, frames: range, at: target)
+                    }
                     t.writtenFrames += frames
                 } catch {
                     logger.warning("writing to the playback stream failed: \(error)")
@@ -332,6 +378,99 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
         }
         publish()
+    }
+
+    // MARK: Cuts: ramp down, then silence (lock held)
+
+    /// `milliseconds` in frames of the track's format, as an `Int64` (stream frames).
+    private func frames(_ milliseconds: Int, _ t: Track) -> Int64 {
+        Int64(clamping: t.format.frames(milliseconds: milliseconds))
+    }
+
+    /// The first stream frame a rewrite may start at now (`CutPoint.unread`), from a reading.
+    private func unread(_ reading: PlaybackStream.Reading, _ t: Track) -> Int64 {
+        CutPoint.unread(
+            readingNow: reading.readingNow, furthestRead: reading.furthestRead, rewinds: connection.rewinds,
+            sampleRate: t.format.sampleRate)
+    }
+
+    /// Silence left after audio placed behind a cut's ramp, at least: what the server reads before
+    /// that audio arrives.
+    private func room(_ t: Track) -> Int64 { frames(1, t) }
+
+    /// Takes the current track down over a ramp from where the server is about to read, rewriting
+    /// what it was given after that as the ramp then silence; the track is then cut there (given
+    /// nothing more until it resumes). False, changing nothing, when nothing plays that could be
+    /// ramped: the stream corked or not ready, the track's place on it unknown, or nothing left
+    /// that the server has not read.
+    private func rampDown() -> Bool {
+        guard var t = track, t.cutAt == nil, let stream, stream.isReady, !stream.isCorked, !stream.isUpdatingTiming,
+            let segment = t.segment, let written = t.streamFrame(ofTrackFrame: t.writtenFrames),
+            let reading = stream.reading()
+        else { return false }
+        let at = CutPoint.frame(unread: unread(reading, t), lastRead: reading.readFrame, earliest: segment.streamFrame, latest: written)
+        guard let frame = segment.trackFrame(atStreamFrame: at), frame < t.writeLimit else { return false }
+        stream.cancelDrain()
+        let ramp = t.cut(at: frame)
+        // Silence over the rest the server was given (PulseAudio would play it otherwise; PipeWire's
+        // pulse server drops what follows a write), at least `silenceAfterRamp`, at most a second.
+        let rampLength = t.rampFrames
+        let rest = Int(clamping: written - at) - rampLength
+        let silence = min(max(rest, t.format.frames(milliseconds: Self.silenceAfterRampMilliseconds)), t.format.frames(milliseconds: 1_000))
+        let rampEnd = at.addingReportingOverflow(Int64(rampLength))
+        let end = rampEnd.partialValue.addingReportingOverflow(Int64(silence))
+        guard !rampEnd.overflow, !end.overflow else { return false }
+        let tail = StreamTail(rampEnd: rampEnd.partialValue, end: end.partialValue)
+        do {
+            try stream.write(ramp + [Int16](repeating: 0, count: silence * t.channels), frames: 0..<rampLength + silence, at: at)
+        } catch {
+            logger.warning("writing a ramp to the playback stream failed: \(error)")
+            return false
+        }
+        track = t
+        self.tail = tail
+        // A fresh reading soon: where the server reads decides when the ramp was heard.
+        stream.refreshTiming()
+        return true
+    }
+
+    /// Resumes a track that a cut ramped down: right after the ramp if the server has not read that
+    /// far (the ramp then the track ramping up again, without a gap); else once the ramp is heard,
+    /// or at once on a stream that was already flushed, from where a flush leaves it.
+    private func resumeAfterCut() {
+        guard var t = track, t.cutAt != nil else { return }
+        var at: Int64?
+        if let stream, let tail, !stream.mayBeDraining, let reading = stream.reading() {
+            at = tail.placement(unread: unread(reading, t), room: room(t))
+        }
+        t.resume(atStreamFrame: at)
+        track = t
+        if at != nil {
+            tail = nil
+        } else if tail == nil {
+            resync(.newTrack)
+        }
+    }
+
+    /// Ends the last cut's tail once its ramp has been heard: the silence left is dropped and the
+    /// stream corked (as at the end of a track), and a track waiting to follow starts afresh.
+    private func endTailIfHeard() {
+        guard let tail, let stream else { return }
+        guard stream.isReady, let reading = stream.reading() else { return }
+        // PipeWire's pulse server passes what it read on to the graph a block at a time, which
+        // plays it after the delay it reports: a whole block more than that, then the margin.
+        let margin = stream.blockFrames + Int64(clamping: stream.format.frames(milliseconds: Self.heardMarginMilliseconds))
+        // What was surely read (no carrying forward): a ramp corked before it is heard would click.
+        guard tail.isHeard(surelyRead: reading.readFrame, sinkLatency: reading.sinkLatency, margin: margin) else { return }
+        self.tail = nil
+        if let t = track, !t.knowsPosition, t.cutAt == nil {
+            resync(.newTrack)
+        } else {
+            stream.cancelDrain()
+            stream.setCorked(true, force: true)
+            stream.flush()
+        }
+        noteAudibility()
     }
 
     private func drained(through target: Int, success: Bool) {

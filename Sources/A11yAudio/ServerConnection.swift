@@ -26,6 +26,11 @@ final class ServerConnection {
     /// What the context and its streams say they are.
     var playbackIdentity: PlaybackIdentity { identity }
     private(set) var isConnected = false
+    /// The server is PulseAudio itself, which takes back what its sink mixed ahead when a stream
+    /// rewrites it (a rewind); false until it said its name, and for any other server: PipeWire's
+    /// pulse server ("PulseAudio (on PipeWire …)") has passed what it read on and cannot.
+    private(set) var rewinds = false
+    private var serverInfoOperation: OpaquePointer?
     private var reconnectTimer: OpaquePointer?
     private var outageLogged = false
     private var everConnected = false
@@ -96,6 +101,7 @@ final class ServerConnection {
             }
             everConnected = true
             outageLogged = false
+            askServerName(c)
             onEvent(.connected)
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
             let reason = lastError
@@ -110,9 +116,30 @@ final class ServerConnection {
         }
     }
 
+    /// Asks the server's name, to know whether it rewinds (`rewinds`).
+    private func askServerName(_ c: OpaquePointer) {
+        cancelServerInfo()
+        serverInfoOperation = pa_context_get_server_info(c, { _, info, userdata in
+            guard let connection = ServerConnection.from(userdata) else { return }
+            // Done: only our reference is let go (libpulse holds its own until this returns).
+            if let operation = connection.serverInfoOperation { pa_operation_unref(operation) }
+            connection.serverInfoOperation = nil
+            // The name is a C string of the server's: compared, never trusted to be anything.
+            connection.rewinds = info?.pointee.server_name.map { String(cString: $0) == "pulseaudio" } ?? false
+        }, userdata)
+    }
+
+    private func cancelServerInfo() {
+        guard let operation = serverInfoOperation else { return }
+        pa_operation_cancel(operation)
+        pa_operation_unref(operation)
+        serverInfoOperation = nil
+    }
+
     private func lose() {
         guard isConnected else { return }
         isConnected = false
+        rewinds = false
         if !closed { onEvent(.lost) }
     }
 
@@ -153,6 +180,7 @@ final class ServerConnection {
 
     /// Forgets the current context (never from inside its own state callback).
     private func releaseContext() {
+        cancelServerInfo()
         lose()
         if let c = context {
             pa_context_set_state_callback(c, nil, nil)

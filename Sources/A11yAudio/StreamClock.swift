@@ -33,6 +33,50 @@ enum StreamClock {
         return Int64(exactly: sum)
     }
 
+    /// Microseconds from `start` to `end` (seconds and microseconds, as a `timeval` holds them), or
+    /// `nil` when that is no age: `end` before `start`, or more than an `Int64` holds.
+    static func microseconds(from start: (seconds: Int, microseconds: Int), to end: (seconds: Int, microseconds: Int)) -> Int64? {
+        func total(_ t: (seconds: Int, microseconds: Int)) -> Int64? {
+            guard let seconds = Int64(exactly: t.seconds), let micro = Int64(exactly: t.microseconds) else { return nil }
+            let (scaled, o1) = seconds.multipliedReportingOverflow(by: 1_000_000)
+            let (sum, o2) = scaled.addingReportingOverflow(micro)
+            return o1 || o2 ? nil : sum
+        }
+        guard let a = total(start), let b = total(end) else { return nil }
+        let (age, overflow) = b.subtractingReportingOverflow(a)
+        return overflow || age < 0 ? nil : age
+    }
+
+    /// The longest a reading is carried forward: one older than this says nothing of now.
+    static let longestCarry: Int64 = 1_000_000
+
+    /// Where a read index at `frame` stands `age` microseconds later at `sampleRate` while playing:
+    /// `frame` itself when not playing, or when the age is unknown or longer than `longestCarry`.
+    static func frame(_ frame: Int64, carriedFor age: Int64?, sampleRate: Int, playing: Bool) -> Int64 {
+        guard playing, let age, age > 0, age <= longestCarry,
+            let ahead = frames(microseconds: UInt64(age), sampleRate: sampleRate)
+        else { return frame }
+        let (sum, overflow) = frame.addingReportingOverflow(ahead)
+        return overflow ? .max : sum
+    }
+
+    /// The furthest a server that read up to `frame` may have read `age` microseconds later, at
+    /// `sampleRate`: it reads whole blocks of `block` frames at once (what it asks for at a time;
+    /// PipeWire's pulse server a processing quantum), so one more block than the time alone says,
+    /// right after the reading. An unknown age, or one longer than `longestCarry`, counts as none.
+    static func furthestRead(_ frame: Int64, carriedFor age: Int64?, sampleRate: Int, block: Int64) -> Int64 {
+        let block = max(block, 1)
+        var elapsed: Int64 = 0
+        if let age, age > 0, age <= longestCarry, let frames = frames(microseconds: UInt64(age), sampleRate: sampleRate) {
+            elapsed = frames
+        }
+        // Whole blocks: one more than fit in the time elapsed (never overflows: elapsed is at
+        // most a second of frames at an Int's rate).
+        let (blocks, overflow) = (elapsed / block + 1).multipliedReportingOverflow(by: block)
+        let (sum, past) = frame.addingReportingOverflow(overflow ? .max : blocks)
+        return past ? .max : sum
+    }
+
     /// Whole frames in `bytes` of a stream index (`read_index`, `write_index`), or `nil` for a
     /// negative index or a frame size that is not positive.
     static func frames(bytes: Int64, frameSize: Int) -> Int64? {

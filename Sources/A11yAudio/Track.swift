@@ -17,8 +17,16 @@ struct Track {
     private(set) var lastPlayed = 0
     /// Where this track lies on the current stream; `nil` while unknown.
     private(set) var segment: StreamSegment?
+    /// Set when a cut ramped the track down here (an immediate pause): nothing is given to the
+    /// server until it resumes, from this frame.
+    private(set) var cutAt: Int?
+    /// Frames from here are ramped up when given to the server (the track resumed here after a cut).
+    private(set) var rampUpFrom: Int?
 
     init(format: AudioFormat) { self.format = format }
+
+    /// Frames a ramp lasts (at least one).
+    var rampFrames: Int { max(1, format.frames(milliseconds: Ramp.milliseconds)) }
 
     var channels: Int { max(format.channels, 1) }
 
@@ -50,6 +58,59 @@ struct Track {
 
     mutating func append(_ more: [Int16]) { samples.append(contentsOf: more) }
 
+    /// The stream frame of track frame `frame` on the current segment; nil while the position is
+    /// unknown, or when no integer holds it.
+    func streamFrame(ofTrackFrame frame: Int) -> Int64? {
+        guard let segment, let frame = Int64(exactly: frame), let start = Int64(exactly: segment.trackFrame) else { return nil }
+        let (offset, o1) = frame.subtractingReportingOverflow(start)
+        let (result, o2) = segment.streamFrame.addingReportingOverflow(offset)
+        return o1 || o2 ? nil : result
+    }
+
+    /// Frames `frames` as the server is to be given them: `nil` when they are the samples as
+    /// appended (write those), else a copy with the ramp up of a resume applied.
+    func samplesForWriting(_ frames: Range<Int>) -> [Int16]? {
+        guard let from = rampUpFrom, frames.lowerBound - from < rampFrames, frames.upperBound > from else { return nil }
+        return copy(frames) { Ramp.up($0 - from, of: rampFrames) }
+    }
+
+    /// The samples of `frames` (those appended; silence past them), each frame scaled by `gain(frame)`.
+    private func copy(_ frames: Range<Int>, gain: (Int) -> Double) -> [Int16] {
+        var out = [Int16](repeating: 0, count: frames.count * channels)
+        for frame in frames where frame >= 0 && frame < appendedFrames {
+            let g = gain(frame)
+            for c in 0..<channels {
+                out[(frame - frames.lowerBound) * channels + c] = Ramp.scale(samples[frame * channels + c], by: g)
+            }
+        }
+        return out
+    }
+
+    /// Cuts the track at `frame` (from there the server's copy is being rewritten): returns the ramp
+    /// down that starts there, `rampFrames` long (silence past what may be played: the appended
+    /// frames, up to the hold), with the ramp up of a resume still applied where it overlaps.
+    /// From now on the track is given to the server from `frame` again, and only once resumed.
+    mutating func cut(at frame: Int) -> [Int16] {
+        let from = rampUpFrom, limit = writeLimit, length = rampFrames
+        let ramp = copy(frame..<(frame > Int.max - length ? Int.max : frame + length)) { f in
+            guard f < limit else { return 0 }
+            return Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1)
+        }
+        writtenFrames = min(writtenFrames, frame)
+        cutAt = frame
+        return ramp
+    }
+
+    /// Resumes after a cut: frames from the cut on are given to the server again, ramping up. The
+    /// track continues at stream frame `streamFrame` if given; else its position is unknown until
+    /// it is placed (`continues(atStreamFrame:)`).
+    mutating func resume(atStreamFrame streamFrame: Int64?) {
+        guard let at = cutAt else { return }
+        cutAt = nil
+        rampUpFrom = at
+        segment = streamFrame.map { StreamSegment(trackFrame: writtenFrames, streamFrame: $0) }
+    }
+
     /// Sets the hold; true when it lies behind what the server already has (a rewind is needed).
     mutating func setHold(_ frame: Int?) -> Bool {
         hold = frame.map { max(0, $0) }
@@ -62,6 +123,13 @@ struct Track {
     /// at 0; a reused one where the flush left it).
     mutating func starts(atStreamFrame streamFrame: Int64) {
         segment = StreamSegment(trackFrame: 0, streamFrame: streamFrame)
+    }
+
+    /// What is given to the server next (the track's start, or where it resumes) goes to stream
+    /// frame `streamFrame`: where a flush left the read index (a fresh stream is at 0), or right
+    /// after a cut's ramp.
+    mutating func continues(atStreamFrame streamFrame: Int64) {
+        segment = StreamSegment(trackFrame: writtenFrames, streamFrame: streamFrame)
     }
 
     /// A new stream, whose indices start at zero, continues the track from what was written.
@@ -82,8 +150,9 @@ struct Track {
     }
 
     /// A flush dropped what was written but not played; the read index is now at `readFrame`
-    /// (nil: unknown). Writing continues from the hold's side of what was played.
-    mutating func rewound(toStreamFrame readFrame: Int64?) {
+    /// (nil: unknown) and what is written next goes to `writeFrame` (the read index if not given).
+    /// Writing continues from the hold's side of what was played.
+    mutating func rewound(toStreamFrame readFrame: Int64?, writingAt writeFrame: Int64? = nil) {
         guard let readFrame else {
             segment = nil
             return
@@ -92,7 +161,7 @@ struct Track {
         let at = segment.trackFrame(atStreamFrame: readFrame) ?? 0
         writtenFrames = min(writtenFrames, max(at, lastPlayed, drainedThrough))
         // The flush made the write index equal to the read index: continue from there.
-        self.segment = StreamSegment(trackFrame: writtenFrames, streamFrame: readFrame)
+        self.segment = StreamSegment(trackFrame: writtenFrames, streamFrame: writeFrame ?? readFrame)
     }
 
     /// The position is unknown on this stream from now on (drains still tell what played).

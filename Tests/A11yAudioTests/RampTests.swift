@@ -1,0 +1,175 @@
+@testable import A11yAudio
+import A11yCore
+import Testing
+
+/// The pure parts of a cut (issue 29): the ramp's gain, where a cut rewrites the stream, what its
+/// tail lets follow, and a track cut and resumed; every extreme value gives an answer, never a trap.
+@Suite struct RampTests {
+    static let format = AudioFormat(sampleRate: 22_050, channels: 1)
+    /// 4 ms at 22,050 Hz.
+    static let length = 88
+
+    @Test func theRampGoesFromFullToSilenceAndItsLastMillisecondIsBelowMinus33dB() {
+        let length = Self.length
+        #expect(Ramp.down(-1, of: length) == 1 && Ramp.down(length, of: length) == 0)
+        #expect(Ramp.down(0, of: length) > 0.999 && Ramp.down(length - 1, of: length) < 0.0001)
+        let gains = (0..<length).map { Ramp.down($0, of: length) }
+        #expect(zip(gains, gains.dropFirst()).allSatisfy { $0 > $1 }, "always going down")
+        // The last millisecond (22 frames): at most 2.1 % of full level, so that speech peaking at
+        // 20,754 (eSpeak's loudest here) leaves at most 445 of 32,767 there.
+        let lastMillisecond = gains.suffix(22).max() ?? 1
+        #expect(lastMillisecond < 0.022)
+        #expect(lastMillisecond * 20_754 < 460)
+        // Flat at both ends: the first and last steps are the smallest.
+        let steps = zip(gains, gains.dropFirst()).map { $0 - $1 }
+        #expect(steps.first! < steps[length / 4] && steps.last! < steps[length / 2])
+        // Up is down backwards.
+        #expect((0..<length).allSatisfy { Ramp.up($0, of: length) == Ramp.down(length - 1 - $0, of: length) })
+        #expect(Ramp.up(-1, of: length) == 0 && Ramp.up(length, of: length) == 1)
+    }
+
+    @Test func scalingNeverGrowsASampleNorTraps() {
+        #expect(Ramp.scale(.min, by: 1) == .min && Ramp.scale(.max, by: 1) == .max)
+        #expect(Ramp.scale(.min, by: 0) == 0 && Ramp.scale(1_000, by: 0.5) == 500)
+        #expect(Ramp.scale(.max, by: 2) == .max, "a gain above 1 counts as 1")
+        #expect(Ramp.scale(.max, by: -1) == 0 && Ramp.scale(.max, by: .nan) == 0 && Ramp.scale(.max, by: .infinity) == .max)
+        // Ramps of no length or less: silence from the start, full before it.
+        #expect(Ramp.down(0, of: 0) == 0 && Ramp.down(-5, of: 0) == 1 && Ramp.up(0, of: 0) == 1)
+        #expect(Ramp.down(.max, of: .max) == 0 && Ramp.down(.min, of: .max) == 1)
+    }
+
+    @Test func aRewriteStartsPastWhatTheServerMayHaveReadOrJustPastWhereAServerThatRewindsReads() {
+        // PulseAudio rewinds: 2 ms (44 frames at 22,050 Hz) past where it reads now.
+        #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: true, sampleRate: 22_050) == 1_044)
+        // PipeWire's pulse server cannot: 0.5 ms (11 frames) past the furthest it may have read.
+        #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: false, sampleRate: 22_050) == 1_121)
+        #expect(CutPoint.unread(readingNow: .max, furthestRead: .max, rewinds: true, sampleRate: 22_050) == .max)
+        #expect(CutPoint.unread(readingNow: .min, furthestRead: .min, rewinds: false, sampleRate: 0) == .min)
+    }
+
+    @Test func aCutStartsAtWhatIsUnreadWithinWhatWasWritten() {
+        #expect(CutPoint.frame(unread: 1_011, lastRead: 900, earliest: 0, latest: 5_000) == 1_011)
+        #expect(CutPoint.frame(unread: 1_011, lastRead: 1_200, earliest: 0, latest: 5_000) == 1_200,
+                "never before what the server said it read")
+        #expect(CutPoint.frame(unread: 1_011, lastRead: 900, earliest: 3_000, latest: 5_000) == 3_000,
+                "never before the track's audio")
+        #expect(CutPoint.frame(unread: 9_011, lastRead: 900, earliest: 0, latest: 5_000) == 5_000,
+                "never past what was written")
+        #expect(CutPoint.frame(unread: .max, lastRead: .min, earliest: .min, latest: .max) == .max)
+        #expect(CutPoint.frame(unread: .min, lastRead: .min, earliest: .min, latest: .min) == .min)
+    }
+
+    @Test func audioAfterACutGoesRightAfterItsRampWhileTheServerIsNotThereYet() {
+        let tail = StreamTail(rampEnd: 1_088, end: 1_749)
+        #expect(tail.placement(unread: 1_011, room: 22) == 1_088, "right after the ramp")
+        #expect(tail.placement(unread: 1_211, room: 22) == 1_211, "past what the server may have read")
+        #expect(tail.placement(unread: 1_727, room: 22) == 1_727)
+        #expect(tail.placement(unread: 1_728, room: 22) == nil, "too little silence left: start afresh")
+        #expect(tail.placement(unread: .max, room: .max) == nil)
+        #expect(StreamTail(rampEnd: .min, end: .min).placement(unread: .min, room: 1) == nil)
+        #expect(StreamTail(rampEnd: .max, end: .max).placement(unread: .min, room: 0) == .max)
+    }
+
+    @Test func aRampIsHeardOnceTheServerSurelyReadPastItAndWhatItsSinkHeld() {
+        let tail = StreamTail(rampEnd: 1_088, end: 1_749)
+        #expect(!tail.isHeard(surelyRead: 1_088, sinkLatency: 0, margin: 44))
+        #expect(tail.isHeard(surelyRead: 1_132, sinkLatency: 0, margin: 44))
+        #expect(!tail.isHeard(surelyRead: 1_132, sinkLatency: 1, margin: 44), "its sink still held the end")
+        #expect(tail.isHeard(surelyRead: 1_200, sinkLatency: 68, margin: 44))
+        #expect(!tail.isHeard(surelyRead: .min, sinkLatency: .max, margin: 0))
+        #expect(!StreamTail(rampEnd: .max, end: .max).isHeard(surelyRead: .max, sinkLatency: 0, margin: 1))
+    }
+
+    @Test func theServerMayHaveReadOneBlockMoreThanTheTimeSays() {
+        // 5 ms blocks (110 frames at 22,050 Hz): one more than the time alone says.
+        #expect(StreamClock.furthestRead(1_000, carriedFor: 0, sampleRate: 22_050, block: 110) == 1_110)
+        #expect(StreamClock.furthestRead(1_000, carriedFor: 4_000, sampleRate: 22_050, block: 110) == 1_110)
+        #expect(StreamClock.furthestRead(1_000, carriedFor: 5_000, sampleRate: 22_050, block: 110) == 1_220)
+        #expect(StreamClock.furthestRead(1_000, carriedFor: 12_000, sampleRate: 22_050, block: 110) == 1_330)
+        // No age, an impossible one, or one too old to say anything: one block.
+        for age: Int64? in [nil, -1, .min, StreamClock.longestCarry + 1, .max] {
+            #expect(StreamClock.furthestRead(1_000, carriedFor: age, sampleRate: 22_050, block: 110) == 1_110)
+        }
+        // Carried forward at the stream's rate, while playing only.
+        #expect(StreamClock.frame(1_000, carriedFor: 1_000, sampleRate: 22_050, playing: true) == 1_022)
+        #expect(StreamClock.frame(1_000, carriedFor: 1_000, sampleRate: 22_050, playing: false) == 1_000)
+        #expect(StreamClock.frame(.max, carriedFor: 1_000, sampleRate: 22_050, playing: true) == .max)
+        #expect(StreamClock.frame(1_000, carriedFor: .max, sampleRate: 22_050, playing: true) == 1_000)
+        // No block known yet: one frame at a time.
+        #expect(StreamClock.furthestRead(1_000, carriedFor: 1_000, sampleRate: 22_050, block: 0) == 1_023)
+        #expect(StreamClock.furthestRead(.max - 5, carriedFor: 1_000_000, sampleRate: .max, block: .max) == .max)
+        #expect(StreamClock.furthestRead(.min, carriedFor: 1_000, sampleRate: 0, block: -3) == .min + 1)
+    }
+
+    @Test func agesOfTimingReadingsAreNeverNegativeNorTrap() {
+        #expect(StreamClock.microseconds(from: (10, 999_999), to: (11, 2)) == 3)
+        #expect(StreamClock.microseconds(from: (11, 2), to: (10, 999_999)) == nil, "from the future: no age")
+        #expect(StreamClock.microseconds(from: (0, 0), to: (.max, .max)) == nil)
+        #expect(StreamClock.microseconds(from: (.min, 0), to: (.max, 0)) == nil)
+        #expect(StreamClock.microseconds(from: (5, -1), to: (5, 0)) == 1)
+    }
+
+    /// A track of `frames` frames of the value 10_000, written up to `written`, starting at stream frame 500.
+    func track(frames: Int = 1_000, written: Int = 800, channels: Int = 1) -> Track {
+        var track = Track(format: AudioFormat(sampleRate: 22_050, channels: channels))
+        track.append([Int16](repeating: 10_000, count: frames * channels))
+        track.writtenFrames = written
+        track.starts(atStreamFrame: 500)
+        return track
+    }
+
+    @Test func aCutTrackGivesItsRampThenNothingUntilItResumesRampingUp() {
+        var t = track()
+        #expect(t.rampFrames == Self.length)
+        #expect(t.streamFrame(ofTrackFrame: 300) == 800)
+        let ramp = t.cut(at: 300)
+        #expect(ramp.count == Self.length)
+        #expect(ramp.first! > 9_990 && ramp.last! < 2 && zip(ramp, ramp.dropFirst()).allSatisfy { $0 >= $1 })
+        #expect(t.writtenFrames == 300 && t.cutAt == 300)
+        // Played, as far as the track knows, up to the cut at most: the rest was rewritten.
+        #expect(t.played(atStreamFrame: 1_200) == 300)
+        t.resume(atStreamFrame: 2_000)
+        #expect(t.cutAt == nil && t.rampUpFrom == 300 && t.streamFrame(ofTrackFrame: 300) == 2_000)
+        let up = t.samplesForWriting(300..<500) ?? []
+        #expect(up.count == 200 && up.first! < 2 && up[Self.length - 1] > 9_990 && up[Self.length...].allSatisfy { $0 == 10_000 })
+        #expect(t.samplesForWriting(300 + Self.length..<600) == nil, "past the ramp: the samples as appended")
+        #expect(t.samplesForWriting(0..<300) == nil)
+    }
+
+    @Test func aRampStopsAtTheHoldOrTheEndOfWhatWasAppended() {
+        var t = track(frames: 330)
+        let ramp = t.cut(at: 300)
+        #expect(ramp[..<30].allSatisfy { $0 > 0 } && ramp[30...].allSatisfy { $0 == 0 }, "silence past the appended frames")
+        var held = track()
+        _ = held.setHold(320)
+        #expect(held.cut(at: 300)[20...].allSatisfy { $0 == 0 }, "silence past the hold")
+    }
+
+    @Test func aCutDuringARampUpKeepsBoth() {
+        var t = track()
+        _ = t.cut(at: 300)
+        t.resume(atStreamFrame: 2_000)
+        t.writtenFrames = 320
+        let ramp = t.cut(at: 310)
+        // Ramping up (10 frames in: quiet) and down at once: both gains apply, at most 12 % together.
+        #expect(ramp.max()! < 1_300 && ramp.first! < 20 && ramp.last! < 2)
+        #expect(t.cutAt == 310 && t.writtenFrames == 310)
+    }
+
+    @Test func stereoFramesAreRampedTogether() {
+        var t = track(channels: 2)
+        let ramp = t.cut(at: 300)
+        #expect(ramp.count == Self.length * 2)
+        #expect(stride(from: 0, to: ramp.count, by: 2).allSatisfy { ramp[$0] == ramp[$0 + 1] })
+    }
+
+    @Test func extremeTrackFramesNeverTrap() {
+        var t = track()
+        #expect(t.streamFrame(ofTrackFrame: .max) == nil, "past what an Int64 holds")
+        #expect(t.streamFrame(ofTrackFrame: .min) == .min + 500)
+        let ramp = t.cut(at: .max - 3)
+        #expect(ramp.allSatisfy { $0 == 0 })
+        t.resume(atStreamFrame: .max)
+        #expect(t.samplesForWriting(0..<10) == nil)
+    }
+}

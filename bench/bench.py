@@ -732,22 +732,27 @@ class Bench:
         `stopped`); done when every post has its `finished` (a11yd) or its reply (SSIP), then 1 s of rest."""
         t0 = now()
         a11y = A11ydClient(self.a.a11yd_socket)
+        def posts(first, end):
+            return "".join(json.dumps({"op": "post", "text": f"message {k + 1}", "lang": "fr", "queue": True}) + "\n"
+                           for k in range(first, end)).encode()
+
+        def finished_count(client):
+            """How many `finished` came, once all `total` did or 120 s passed; closes the client."""
+            deadline = now() + 120
+            while len(client.finished) < total and now() < deadline:
+                time.sleep(0.05)
+            client.close()
+            return len(client.finished)
+
         for start in range(0, total, batch):
-            lines = [json.dumps({"op": "post", "text": f"message {k + 1}", "lang": "fr", "queue": True}) + "\n"
-                     for k in range(start, min(total, start + batch))]
-            a11y.sock.sendall("".join(lines).encode() + b'{"op":"stop"}\n')
-        deadline = now() + 120
-        while len(a11y.finished) < total and now() < deadline:
-            time.sleep(0.05)
-        a11y_done = len(a11y.finished)
-        a11y.close()
+            a11y.sock.sendall(posts(start, min(total, start + batch)) + b'{"op":"stop"}\n')
+        a11y_done = finished_count(a11y)
         a11y_seconds = now() - t0
         # The same posts queued at once and ended by one stop: the client, reading all along, is owed
         # `total` `finished` events in one burst (issue 29: a cut-off at 4,096 unread lost most).
         t0 = now()
         burst = A11ydClient(self.a.a11yd_socket)
-        burst.sock.sendall("".join(json.dumps({"op": "post", "text": f"message {k + 1}", "lang": "fr", "queue": True}) + "\n"
-                                   for k in range(total)).encode())
+        burst.sock.sendall(posts(0, total))
         replies = 0
         while replies < total and now() < t0 + 120:
             try:
@@ -756,11 +761,7 @@ class Bench:
                 pass
         accepted_seconds = now() - t0
         burst.send({"op": "stop"})
-        deadline = now() + 120
-        while len(burst.finished) < total and now() < deadline:
-            time.sleep(0.05)
-        burst_done = len(burst.finished)
-        burst.close()
+        burst_done = finished_count(burst)
         burst_seconds = now() - t0
         t0 = now()
         ssip = SSIPClient(self.a.speechd_socket, "bench-posts")

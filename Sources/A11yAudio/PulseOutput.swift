@@ -11,10 +11,10 @@ import Glibc
 /// Appended PCM is kept in-process and written only as the server asks for it (tlength about 30 ms,
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
 /// While idle the stream is corked. Sound that is cut (`cancel`, an immediate pause) is ramped
-/// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume
-/// ramps up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the output reports
-/// `isConnected == false`, reconnects with a fresh context every 150 ms and then carries on with the
-/// current track from the first frame not yet given to the server.
+/// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume ramps
+/// up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the
+/// output reports `isConnected == false`, reconnects with a fresh context every 150 ms and then
+/// carries on with the current track from the first frame not yet given to the server.
 ///
 /// Every method returns promptly: none waits for the server.
 ///

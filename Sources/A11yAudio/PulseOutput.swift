@@ -354,7 +354,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             // Frames that replace what the server was given but has not read (after a cut) do not
             // add to what it holds, so they are not bounded by what it asks for.
             let target = t.streamFrame(ofTrackFrame: t.writtenFrames)
-            let replacing = target.flatMap { target in stream.writeFrame.map { Int(clamping: max(0, $0 - target)) } } ?? 0
+            let replacing = target.flatMap { target in
+                stream.writeFrame.map { end -> Int in
+                    let (ahead, overflow) = end.subtractingReportingOverflow(target)
+                    return overflow ? 0 : Int(clamping: max(0, ahead))
+                }
+            } ?? 0
             let frames = min(limit - t.writtenFrames, stream.writableFrames.addingReportingOverflow(replacing).partialValue)
             if frames > 0 {
                 let range = t.writtenFrames..<t.writtenFrames + frames
@@ -422,7 +427,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         // Silence over the rest the server was given (PulseAudio would play it otherwise; PipeWire's
         // pulse server drops what follows a write), at least `silenceAfterRamp`, at most a second.
         let rampLength = t.rampFrames
-        let rest = Int(clamping: written - at) - rampLength
+        let (ahead, overflow) = written.subtractingReportingOverflow(at)
+        let rest = (overflow ? 0 : Int(clamping: ahead)) - rampLength
         let silence = min(max(rest, t.format.frames(milliseconds: Self.silenceAfterRampMilliseconds)), t.format.frames(milliseconds: 1_000))
         let rampEnd = at.addingReportingOverflow(Int64(rampLength))
         let end = rampEnd.partialValue.addingReportingOverflow(Int64(silence))

@@ -29,7 +29,9 @@ import worker_cost
 RATE = 48000
 RECORDER_MS = 1     # parec's fragments (--latency-msec): the null sink then mixes this many ms at once
 LOUD = 1000          # |sample| above this (about -30 dBFS) is sound; eSpeak's lead-in is below it
-QUIET = 200          # |sample| at or below this is silence when looking for the end of sound
+QUIET = 200          # |sample| at or below this is silence when looking for the start of sound
+SILENCE = 0          # |sample| at or below this is silence where a cut ends: digital silence, where a ramp ends
+CLICK = 1460         # a last millisecond before a cut's silence peaking at or above this clicks (-27 dBFS, issue 29)
 INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached early by a full-volume item
 LONG_TEXT = ("voici une longue phrase sans point qui continue de parler, avec des virgules, "
              "des mots et encore des mots, pour que la parole dure plusieurs secondes, "
@@ -306,6 +308,14 @@ def stats(values):
     p90 = ok[min(len(ok) - 1, int(round(0.9 * (len(ok) - 1))))]
     return {"n": len(ok), "failed": len(values) - len(ok), "median": statistics.median(ok), "p90": p90,
             "min": ok[0], "max": ok[-1]}
+
+
+def cut_stats(peaks):
+    """The last millisecond before each cut's silence: median and worst peak, and how many clicked."""
+    if not peaks:
+        return {"last_ms_peaks": []}
+    return {"last_ms_peaks": peaks, "last_ms_median": int(statistics.median(peaks)), "last_ms_max": max(peaks),
+            "clicks": sum(p >= CLICK for p in peaks)}
 
 
 def ms(x):
@@ -625,11 +635,14 @@ class Bench:
             "speech-dispatcher: raw SSIP CANCEL ALL": (ssip_bg_start, lambda: ssip_ctl.command("CANCEL ALL")),
         }
         values = {k: [] for k in cases}
+        last_ms = {k: [] for k in cases}
         for i in range(self.a.control_runs):
             for name, (start_bg, action) in cases.items():
                 nb, kb, end, t0 = self.silence_after(start_bg, action)
                 ok = kb is not None and end is not None
                 values[name].append(self.rec.time_of(end) - t0 if ok else None)
+                if ok:
+                    last_ms[name].append(self.last_ms_peak(end))
                 if not ok:
                     why = "background item never heard" if kb is None else "still sounding 5 s after the stop"
                     peak = int(np.abs(self.rec.samples(nb)).max(initial=0))
@@ -644,13 +657,19 @@ class Bench:
                 ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
         for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl, a11y_ssip_bg, a11y_ssip_ctl):
             c.close()
-        self.results["stop"] = {k: {"values": v, **stats(v)} for k, v in values.items()}
+        self.results["stop"] = {k: {"values": v, **stats(v), **cut_stats(last_ms[k])} for k, v in values.items()}
+
+    def last_ms_peak(self, end):
+        """Peak |sample| of the millisecond before the silence that starts at sample `end`: a cut from
+        speech level clicks (issue 29: median 4,738 before the ramp), a ramp's last millisecond does not."""
+        return int(np.abs(self.rec.samples(max(0, end - RATE // 1000), end)).max(initial=0))
 
     def silence_after(self, start_bg, action):
         """Starts a background item, waits until it is heard and speaking, then runs `action` (a
-        stop or a pause) and waits for ≥ 700 ms of silence. Returns (sample count before the
+        stop or a pause) and waits for ≥ 700 ms of digital silence. Returns (sample count before the
         background item, its first loud sample or None, the start of the silence or None, the time
-        `action` was issued)."""
+        `action` was issued). The silence starts after the last nonzero sample: where a cut's ramp
+        ends, not where it falls below QUIET (about 1 ms before)."""
         self.rec.settle(300)
         nb = self.rec.count()
         start_bg()
@@ -659,7 +678,7 @@ class Bench:
         n0 = self.rec.count()
         t0 = now()
         p = action()
-        end = self.rec.wait_quiet(n0, 700, 5)
+        end = self.rec.wait_quiet(n0, 700, 5, threshold=SILENCE)
         reap([p if isinstance(p, subprocess.Popen) else None])
         return nb, kb, end, t0
 
@@ -695,12 +714,15 @@ class Bench:
                 a11y_bg_start, pause_then_connect, lambda: fresh[-1].send({"op": "resume"})),
         }
         paused = {k: [] for k in cases}
+        last_ms = {k: [] for k in cases}
         resumed = {k: [] for k in cases}
         for i in range(self.a.control_runs):
             for name, (start_bg, pause, resume) in cases.items():
                 _, kb, end, t0 = self.silence_after(start_bg, pause)
                 silent = kb is not None and end is not None
                 paused[name].append(self.rec.time_of(end) - t0 if silent else None)
+                if silent:
+                    last_ms[name].append(self.last_ms_peak(end))
                 k = None
                 if silent:
                     n1 = self.rec.count()
@@ -722,7 +744,7 @@ class Bench:
                 ", ".join(f"{n}={ms(paused[n][-1])}/{ms(resumed[n][-1])}" for n in cases))
         for c in (a11y_bg, a11y_ctl, a11y_ssip_bg, a11y_ssip_ctl, *fresh):
             c.close()
-        self.results["pause"] = {k: {"values": v, **stats(v)} for k, v in paused.items()}
+        self.results["pause"] = {k: {"values": v, **stats(v), **cut_stats(last_ms[k])} for k, v in paused.items()}
         self.results["resume"] = {k: {"values": v, **stats(v)} for k, v in resumed.items()}
 
     # -- many posts (memory load) ------------------------------------------------------------
@@ -1013,8 +1035,10 @@ def markdown(r, args):
             ("first_sound", "Time to first sound, \"bonjour\" (fr)", f"first |sample| > {LOUD}"),
             ("interrupt", "High-priority item heard over a speaking one",
              f"first |sample| > {INTERRUPT_LOUD}; background item at low volume"),
-            ("stop", "Stop to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent)"),
-            ("pause", "Pause to silence", f"end of the last |sample| > {QUIET} (then ≥ 700 ms silent); "
+            ("stop", "Stop to silence", f"end of the last |sample| > {SILENCE}, where a cut's ramp ends "
+             "(then ≥ 700 ms silent); the last ms before it peaks below 1,460 (−27 dBFS) or clicks"),
+            ("pause", "Pause to silence", f"end of the last |sample| > {SILENCE}, where a cut's ramp ends "
+             "(then ≥ 700 ms silent); the last ms before it peaks below 1,460 (−27 dBFS) or clicks; "
              "speech-dispatcher not measured: a PAUSE during plain text leaves 0.11.4 silent for good"),
             ("resume", "Resume to sound, the same item paused ≥ 700 ms", f"first |sample| > {QUIET}")):
         if key not in r:
@@ -1022,15 +1046,20 @@ def markdown(r, args):
         L.append(f"#### {title} ({what})")
         L.append("")
         extra = {"first_sound": ["peak |sample|", f"ms from onset to > {INTERRUPT_LOUD}"],
-                 "interrupt": ["background peak", "≈ onset: median − onset-to-threshold lag"]}.get(key, [])
+                 "interrupt": ["background peak", "≈ onset: median − onset-to-threshold lag"],
+                 "stop": ["last ms peak, median / worst", "clicks"],
+                 "pause": ["last ms peak, median / worst", "clicks"]}.get(key, [])
         L.append("| client | median ms | p90 ms | min ms | max ms | ok/runs |" + "".join(f" {x} |" for x in extra))
         L.append("|---|---:|---:|---:|---:|---:|" + "---:|" * len(extra))
         for name, s in r[key].items():
             lag_ref = r["first_sound"].get("a11yd: raw socket" if name.startswith("a11yd")
                                            else "speech-dispatcher: raw SSIP", {}).get("lag_to_interrupt_threshold")
             onset = s["median"] - lag_ref if key == "interrupt" and lag_ref is not None and s.get("median") else None
+            last_ms = f"{s.get('last_ms_median', '–')} / {s.get('last_ms_max', '–')}"
+            clicks = f"{s.get('clicks', 0)}/{len(s.get('last_ms_peaks', []))}"
             cells = {"first_sound": [str(s.get("peak")), ms(s.get("lag_to_interrupt_threshold"))],
-                     "interrupt": [str(s.get("background_peak_max")), ms(onset)]}.get(key, [])
+                     "interrupt": [str(s.get("background_peak_max")), ms(onset)],
+                     "stop": [last_ms, clicks], "pause": [last_ms, clicks]}.get(key, [])
             L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                      f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
         L.append("")

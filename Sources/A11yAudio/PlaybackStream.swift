@@ -300,11 +300,11 @@ final class PlaybackStream {
         let since = beforeUncork ? uncorkedAt : stamp
         let age = isCorked ? 0 : StreamClock.microseconds(
             from: (Int(since.tv_sec), Int(since.tv_usec)), to: (Int(now.tv_sec), Int(now.tv_usec)))
-        // A reading taken while corked says "not playing"; the stream plays since the uncork.
-        let playing = info.pointee.playing != 0 || beforeUncork
+        // Carried forward whatever the reading says of playing: one taken while corked, or in a brief
+        // underrun, says "not playing" of a stream that plays now; too far only makes a cut later.
         return Reading(
             readFrame: readFrame,
-            readingNow: StreamClock.frame(readFrame, carriedFor: age, sampleRate: format.sampleRate, playing: playing),
+            readingNow: StreamClock.frame(readFrame, carriedFor: age, sampleRate: format.sampleRate, playing: true),
             furthestRead: StreamClock.furthestRead(readFrame, carriedFor: age, sampleRate: format.sampleRate, block: blockFrames),
             sinkLatency: StreamClock.frames(microseconds: info.pointee.sink_usec, sampleRate: format.sampleRate) ?? 0)
     }

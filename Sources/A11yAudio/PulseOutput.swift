@@ -11,10 +11,10 @@ import Glibc
 /// Appended PCM is kept in-process and written only as the server asks for it (tlength about 30 ms,
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
 /// While idle the stream is corked. Sound that is cut (`cancel`, an immediate pause) is ramped
-/// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume
-/// ramps up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the output reports
-/// `isConnected == false`, reconnects with a fresh context every 150 ms and then carries on with the
-/// current track from the first frame not yet given to the server.
+/// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume ramps
+/// up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the
+/// output reports `isConnected == false`, reconnects with a fresh context every 150 ms and then
+/// carries on with the current track from the first frame not yet given to the server.
 ///
 /// Every method returns promptly: none waits for the server.
 ///
@@ -39,6 +39,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// What the last cut left on the stream (its ramp, then silence) while the ramp may still be
     /// playing; the next audio follows the ramp, or the stream is corked once it was heard.
     private var tail: StreamTail?
+    /// The track frame a resume wrote first on a flushed stream, whose place is asked once written.
+    private var landing: Int?
     /// Why the current timing update was asked for (writing waits for it).
     private enum Resync { case newTrack, rewind }
 
@@ -95,6 +97,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     public func begin(format: AudioFormat) -> PlaybackTrack {
         mainloop.withLock {
+            // A track still playing is ramped down as `cancel` would: the new one follows the ramp.
+            if track != nil, stream?.format == format { _ = rampDown() }
             stream?.cancelDrain()
             trackID = TrackID(rawValue: trackID.rawValue &+ 1)
             track = Track(format: format)
@@ -103,6 +107,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             self.updates = updates
             lastUpdate = nil
             paused = false
+            landing = nil
             if let stream, stream.format != format { dropStream() }
             if let stream {
                 if tail != nil {
@@ -291,6 +296,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         stream?.close()
         stream = nil
         tail = nil
+        landing = nil
         track?.streamLost()
         noteAudibility()
     }
@@ -348,7 +354,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             // Frames that replace what the server was given but has not read (after a cut) do not
             // add to what it holds, so they are not bounded by what it asks for.
             let target = t.streamFrame(ofTrackFrame: t.writtenFrames)
-            let replacing = target.flatMap { target in stream.writeFrame.map { Int(clamping: max(0, $0 - target)) } } ?? 0
+            let replacing = target.flatMap { target in
+                stream.writeFrame.map { end -> Int in
+                    let (ahead, overflow) = end.subtractingReportingOverflow(target)
+                    return overflow ? 0 : Int(clamping: max(0, ahead))
+                }
+            } ?? 0
             let frames = min(limit - t.writtenFrames, stream.writableFrames.addingReportingOverflow(replacing).partialValue)
             if frames > 0 {
                 let range = t.writtenFrames..<t.writtenFrames + frames
@@ -365,6 +376,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
         }
         track = t
+        askWhereItLanded(t, on: stream)
         if t.isFinished {
             stream.setCorked(true)
         } else if !paused, t.hasUnplayedAudio {
@@ -415,7 +427,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         // Silence over the rest the server was given (PulseAudio would play it otherwise; PipeWire's
         // pulse server drops what follows a write), at least `silenceAfterRamp`, at most a second.
         let rampLength = t.rampFrames
-        let rest = Int(clamping: written - at) - rampLength
+        let (ahead, overflow) = written.subtractingReportingOverflow(at)
+        let rest = (overflow ? 0 : Int(clamping: ahead)) - rampLength
         let silence = min(max(rest, t.format.frames(milliseconds: Self.silenceAfterRampMilliseconds)), t.format.frames(milliseconds: 1_000))
         let rampEnd = at.addingReportingOverflow(Int64(rampLength))
         let end = rampEnd.partialValue.addingReportingOverflow(Int64(silence))
@@ -435,8 +448,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// Resumes a track that a cut ramped down: right after the ramp if the server has not read that
-    /// far (the ramp then the track ramping up again, without a gap); else once the ramp is heard,
-    /// or at once on a stream that was already flushed, from where a flush leaves it.
+    /// far (the ramp then the track ramping up again, without a gap); else once the ramp is heard;
+    /// on a stream flushed since (the ramp was heard), at once where the server reads, and where
+    /// that is is asked after the first write (`landing`), not before it: a round trip less.
     private func resumeAfterCut() {
         guard var t = track, t.cutAt != nil else { return }
         var at: Int64?
@@ -448,7 +462,20 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         if at != nil {
             tail = nil
         } else if tail == nil {
-            resync(.newTrack)
+            landing = t.writtenFrames
+        }
+    }
+
+    /// After the first write of a track resumed on a flushed, corked stream, asks where it landed:
+    /// the read index, where the flush left the write index and the cork holds the reader.
+    private func askWhereItLanded(_ t: Track, on stream: PlaybackStream) {
+        guard let frame = landing, !t.knowsPosition, t.writtenFrames > frame else { return }
+        landing = nil
+        stream.requestReadIndex { [unowned(unsafe) self] readFrame in
+            guard var t = track else { return }
+            if let readFrame { t.place(trackFrame: frame, atStreamFrame: readFrame) } else { logger.warning("timing update failed after a resume") }
+            track = t
+            pump()
         }
     }
 

@@ -125,6 +125,11 @@ struct Track {
         segment = StreamSegment(trackFrame: 0, streamFrame: streamFrame)
     }
 
+    /// Track frame `trackFrame` is at stream frame `streamFrame` (learnt after it was written).
+    mutating func place(trackFrame: Int, atStreamFrame streamFrame: Int64) {
+        segment = StreamSegment(trackFrame: trackFrame, streamFrame: streamFrame)
+    }
+
     /// What is given to the server next (the track's start, or where it resumes) goes to stream
     /// frame `streamFrame`: where a flush left the read index (a fresh stream is at 0), or right
     /// after a cut's ramp.

@@ -64,9 +64,12 @@ public protocol AudioOutput: Sendable {
     /// Frames at or beyond `frame` are not given to the server until the hold is moved or
     /// removed (`nil`). Used to pause at a word boundary without cutting a word.
     func hold(_ track: TrackID, at frame: Int?) async
-    /// Pauses (cork) or resumes (uncork) the track; audible within a few milliseconds.
+    /// Pauses or resumes the track; audible within a few milliseconds. Sound that plays is ramped
+    /// down over a few milliseconds, never cut from speech level to zero (a click), and a resume
+    /// ramps it up again; a track standing at its hold is simply held.
     func setPaused(_ paused: Bool, _ track: TrackID) async
-    /// Silences now (flush and cork) and drops the track.
+    /// Silences now, ramped down as a pause is, and drops the track; the next track may start right
+    /// after the ramp.
     func cancel(_ track: TrackID) async
     /// Where the track stands now; `nil` when it is not the current track any more.
     func progress(of track: TrackID) async -> PlaybackProgress?

@@ -109,6 +109,9 @@ public struct SpeechRequest: Sendable, Equatable {
     public var queued: Bool
     /// BCP 47 or POSIX; nil: the configured voice, else the locale.
     public var language: String?
+    /// A voice by identifier (`VoiceInfo.identifier`: "fr", "piper:en_US-joe-medium"): says the
+    /// item's own text, before the language's voice. Spans in another language keep theirs.
+    public var voice: String?
     /// 0...1, 0.5 is the normal rate (AVSpeechUtterance.rate); nil: the configured rate.
     public var rate: Double?
     /// 0.5...2, 1 is the voice's normal pitch; nil: the configured pitch.
@@ -121,9 +124,10 @@ public struct SpeechRequest: Sendable, Equatable {
     public init(
         _ content: Content, kind: NotificationKind = .announcement, priority: Priority? = nil, queued: Bool = false,
         language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil,
-        messagePriority: MessagePriority? = nil
+        messagePriority: MessagePriority? = nil, voice: String? = nil
     ) {
         self.content = content
+        self.voice = voice
         self.kind = kind
         self.priority = priority
         self.queued = queued

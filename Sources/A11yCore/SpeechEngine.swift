@@ -132,17 +132,45 @@ public struct NamedMark: Sendable, Equatable {
 }
 
 public struct VoiceInfo: Sendable, Equatable, Codable {
-    /// The name to pass back in `SpeechSegment.voice`.
+    /// The name to pass back in `SpeechSegment.voice` and in a post's `voice`: eSpeak's own names
+    /// ("fr", "en-us"), `piper:` + the model's file name for a Piper voice.
     public var identifier: String
     /// A human name ("French (France)").
     public var name: String
     /// Languages the voice speaks, most preferred first, lower-case BCP 47-like ("fr-fr", "en-us").
     public var languages: [String]
+    /// The engine that speaks it (`SpeechEngineName`'s raw values: "espeak-ng", "piper").
+    public var engine: String
+    /// Piper's quality ("x_low", "low", "medium", "high"); nil for eSpeak's voices.
+    public var quality: String?
+    /// Why the voice cannot speak (a model that does not load, a language eSpeak cannot
+    /// phonemise): listed so that the user sees it, refused when asked for.
+    public var problem: String?
 
-    public init(identifier: String, name: String, languages: [String]) {
+    public init(
+        identifier: String, name: String, languages: [String], engine: String = SpeechEngineName.espeak.rawValue,
+        quality: String? = nil, problem: String? = nil
+    ) {
         self.identifier = identifier
         self.name = name
         self.languages = languages
+        self.engine = engine
+        self.quality = quality
+        self.problem = problem
+    }
+}
+
+/// The engines a11yd speaks with: the names clients see (`voices`, SSIP's `LIST OUTPUT_MODULES`).
+public enum SpeechEngineName: String, Sendable, CaseIterable {
+    case espeak = "espeak-ng"
+    case piper
+
+    /// Every Piper voice's identifier starts so; nothing else's does.
+    public static let piperPrefix = "piper:"
+
+    /// The engine an identifier belongs to.
+    public init(voice identifier: String) {
+        self = identifier.hasPrefix(Self.piperPrefix) ? .piper : .espeak
     }
 }
 

@@ -54,7 +54,10 @@ public struct Daemon: Sendable {
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
-        let engine = try speechEngine()
+        let engine = try speechEngine(configuration: configuration)
+        for unknown in await engine.setDefaultVoices(configuration.voices.map { ($0.language, $0.voice) }) {
+            logger.error("[voices] names a voice a11yd does not have or that cannot speak; eSpeak's choice says that language", metadata: ["language": "\(unknown.language)", "voice": "\(unknown.voice)"])
+        }
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
@@ -136,10 +139,41 @@ public struct Daemon: Sendable {
         logger.info("a11yd stopped")
     }
 
+    /// eSpeak-NG, and Piper beside it when `make voices` installed its runtime and voices.
+    func speechEngine(configuration: DaemonConfiguration) throws -> EngineRouter {
+        let espeak = try espeakEngine()
+        let voices = PiperVoices.scan(PiperVoices.folders(environment: options.environment))
+        for voice in voices {
+            if let problem = voice.problem {
+                logger.error("Piper voice cannot speak", metadata: ["voice": "\(voice.identifier)", "problem": "\(problem)"])
+            }
+        }
+        var piper: WorkerEngine?
+        if !voices.isEmpty {
+            if let runtime = PiperRuntime.find(environment: options.environment) {
+                // Loaded before the first item if a language's default voice is Piper's.
+                let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
+                    .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
+                let idle = configuration.piperIdleSeconds
+                let launch = runtime.launch(
+                    sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: options.environment),
+                    preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment)
+                piper = try WorkerEngine(
+                    launch: launch, format: espeak.format,
+                    voices: voices.filter { $0.problem == nil }.map { VoiceEntry(info: $0.info, priorities: [5, 5]) },
+                    startNow: preload != nil, logger: logger)
+                logger.info("Piper voices found", metadata: ["voices": "\(voices.map(\.name).joined(separator: ", "))", "python": "\(runtime.python)"])
+            } else {
+                logger.notice("Piper voices found but no Piper runtime: run make voices", metadata: ["voices": "\(voices.map(\.name).joined(separator: ", "))"])
+            }
+        }
+        return EngineRouter(espeak: espeak, piper: piper, piperVoices: voices)
+    }
+
     /// Synthesis and phoneme look-ups in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1`
     /// or no worker can start: only then is eSpeak loaded into a11yd, and the log says what
     /// protection is missing.
-    func speechEngine() throws -> any SpeechEngine & PronunciationEngine {
+    func espeakEngine() throws -> any SpeechEngine & PronunciationEngine {
         if options.environment[WorkerEngine.inProcessSwitch] == "1" {
             logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(WorkerEngine.inProcessSwitch)=1"])
             return try inProcessEngine()

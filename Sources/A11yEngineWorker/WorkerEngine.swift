@@ -22,12 +22,10 @@ import Synchronization
 /// made in a11yd's own process, and the log says so.
 public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     public let format: AudioFormat
-    /// The installed voices, as the first worker listed them.
+    /// The installed voices, as the first worker listed them (or as the caller found them).
     private let catalog: VoiceCatalog
     private let logger: Logger
-    private let executable: String
-    /// What each worker is given of a11yd's environment: where eSpeak's data is.
-    private let environment: [String: String]
+    private let launch: WorkerLaunch
 
     /// `A11YD_ENGINE_IN_PROCESS=1` keeps synthesis in a11yd's own process (to rule the worker out).
     public static let inProcessSwitch = "A11YD_ENGINE_IN_PROCESS"
@@ -39,12 +37,15 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     /// The variables of a11yd's environment a worker gets: those that tell eSpeak where its data is.
     public static let passedEnvironment = ["ESPEAK_DATA_PATH", "HOME"]
 
-    /// How long a worker saying something may stay silent before it is taken for hung.
+    /// How long the eSpeak worker saying something may stay silent before it is taken for hung.
     public static let hangLimit: Duration = .seconds(2)
     /// How many failed workers a request may cost before it is refused.
     public static let refusalThreshold = 2
-    /// Failed starts in a row after which synthesis stays in process.
+    /// Failed starts in a row after which a worker is not tried again for `restartPause` (the
+    /// eSpeak worker: after which synthesis stays in process).
     static let startAttempts = 3
+    /// How long an engine whose worker cannot start fails requests at once, before it tries again.
+    static let restartPause: Duration = .seconds(30)
 
     private struct Job: Sendable {
         let request: Utterance
@@ -73,10 +74,13 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         var failures: [Int: Int] = [:]
         /// No worker could start: everything goes to the in-process engine.
         var inProcessOnly = false
+        /// No worker could start, and this engine has no in-process fallback: requests fail at
+        /// once with `why` until `until`, then a start is tried again.
+        var unstartable: (until: ContinuousClock.Instant, why: String)?
     }
 
     private let state: Mutex<State>
-    /// The engine in a11yd's own process, made only once no worker can start.
+    /// The engine in a11yd's own process, made only once no worker can start (eSpeak only).
     private let fallback = Mutex<EspeakEngine?>(nil)
     /// A socket pair used as a pipe: `synthesize` writes a byte to its end 1 to wake the link
     /// thread, which sleeps in poll on end 0 and on the worker's channel, so that it sees a worker
@@ -90,21 +94,21 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         let voices: [VoiceEntry]
     }
 
-    /// Starts the first worker, waits until it is ready and asks it for the voices; throws if it
-    /// cannot (the caller then speaks with an in-process engine and says so).
+    /// The eSpeak worker: starts the first one, waits until it is ready and asks it for the voices;
+    /// throws if it cannot (the caller then speaks with an in-process engine and says so).
     /// - Parameters:
     ///   - executable: a11yd itself (`/proc/self/exe`: the very file a11yd runs, even if a package
     ///     upgrade replaced it since).
     ///   - environment: a11yd's; only `passedEnvironment` reaches the worker.
-    public init(executable: String = "/proc/self/exe", environment: [String: String] = [:], logger: Logger) throws {
+    public convenience init(executable: String = "/proc/self/exe", environment: [String: String] = [:], logger: Logger) throws {
+        try self.init(launch: .espeak(executable: executable, environment: environment), logger: logger)
+    }
+
+    /// Starts the first worker of `launch`, waits until it is ready and asks it for the voices.
+    public init(launch: WorkerLaunch, logger: Logger) throws {
         self.logger = logger
-        self.executable = executable
-        self.environment = environment.filter { Self.passedEnvironment.contains($0.key) }
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else {
-            throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
-        }
-        wake = (pair[0], pair[1])
+        self.launch = launch
+        wake = try Self.wakePair()
         // Workers are started by the link thread only: each dies with the thread that started it
         // (PR_SET_PDEATHSIG), and the link thread lives as long as a11yd, while the thread calling
         // this initializer may be a pool thread that ends when idle. The thread waits for the
@@ -113,10 +117,9 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         let handoff = Mutex<WorkerEngine?>(nil)
         let done = DispatchSemaphore(value: 0)
         let ready = DispatchSemaphore(value: 0)
-        let (executable, passed) = (executable, self.environment)
         let thread = DetachedThread.start(name: "a11yd.worker") {
             do throws(WorkerFailure) {
-                let first = try Self.startFirstWorker(executable: executable, environment: passed, logger: logger)
+                let first = try Self.startFirstWorker(launch, logger: logger)
                 started.withLock { $0 = .success(first) }
                 done.signal()
             } catch {
@@ -133,8 +136,8 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         switch started.withLock({ $0! }) {
         case .success(let value): first = value
         case .failure(let failure):
-            close(pair[0])
-            close(pair[1])
+            close(wake.read)
+            close(wake.write)
             throw failure
         }
         format = AudioFormat(sampleRate: first.sampleRate, channels: 1)
@@ -144,10 +147,41 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         ready.signal()
     }
 
+    /// An engine whose voices and format the caller knows (Piper's, found on disk): nothing waits
+    /// for a worker here. Its first worker starts at once in the background when `startNow` (a
+    /// default voice is this engine's), else with the first request; it has no in-process fallback.
+    public init(launch: WorkerLaunch, format: AudioFormat, voices: [VoiceEntry], startNow: Bool, logger: Logger) throws {
+        self.logger = logger
+        self.launch = launch
+        self.format = format
+        catalog = VoiceCatalog(voices)
+        state = Mutex(State())
+        wake = try Self.wakePair()
+        let handoff = Mutex<WorkerEngine?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = DetachedThread.start(name: "a11yd.\(launch.engine.rawValue)") {
+            ready.wait()
+            let engine = handoff.withLock { $0 }!
+            if startNow { _ = engine.restart() }
+            engine.serve()
+        }
+        precondition(thread == 0, "cannot start the engine link thread: \(String(cString: strerror(thread)))")
+        handoff.withLock { $0 = self }
+        ready.signal()
+    }
+
+    private static func wakePair() throws(WorkerFailure) -> (read: Int32, write: Int32) {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else {
+            throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
+        }
+        return (pair[0], pair[1])
+    }
+
     /// On the link thread: a worker, its sample rate, and the voices it lists (asked once: they
     /// are the same for every worker).
-    private static func startFirstWorker(executable: String, environment: [String: String], logger: Logger) throws(WorkerFailure) -> FirstWorker {
-        let (worker, sampleRate) = try startWorker(executable: executable, environment: environment, logger: logger)
+    private static func startFirstWorker(_ launch: WorkerLaunch, logger: Logger) throws(WorkerFailure) -> FirstWorker {
+        let (worker, sampleRate) = try startWorker(launch, logger: logger)
         if let why = worker.send(.ask(id: 0, .voices), timeout: .seconds(10)) {
             throw WorkerFailure("it took no question (\(why)); \(worker.end())")
         }
@@ -253,14 +287,25 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     private func serve() -> Never {
         var drain = [UInt8](repeating: 0, count: 64)
         while true {
-            // Asleep until a request comes or the idle worker's channel stirs (it can only die).
-            let idle = state.withLock { $0.worker }
+            // Asleep until a request comes or the idle worker's channel stirs (it can only die), or
+            // until the idle worker has been idle long enough to be ended (`launch.idleLimit`).
+            let idle = state.withLock { $0.work.isEmpty ? $0.worker : nil }
             var watched = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0), pollfd(fd: idle?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            if poll(&watched, 2, -1) < 0 { continue }
+            let timeout = idle == nil ? -1 : launch.idleLimit.map { WorkerProcess.milliseconds($0) } ?? -1
+            let woken = poll(&watched, 2, timeout)
+            if woken < 0 { continue }
+            if woken == 0, let idle {
+                state.withLock { $0.worker = nil }
+                let ending = idle.reap()
+                logger.info(
+                    "the \(launch.engine.rawValue) worker ended after \(launch.idleLimit!) idle, to give its memory back; the next request starts another",
+                    metadata: ["pid": "\(idle.pid)", "ending": "\(ending)"])
+                continue
+            }
             if watched[1].revents != 0, let idle {
                 let ending = idle.end()
                 state.withLock { $0.worker = nil }
-                logger.error("the speech engine worker ended while idle; \(ending); starting a new one", metadata: ["pid": "\(idle.pid)"])
+                logger.error("the \(launch.engine.rawValue) worker ended while idle; \(ending); starting a new one", metadata: ["pid": "\(idle.pid)"])
                 _ = restart()
             }
             if watched[0].revents != 0 { _ = read(wake.read, &drain, drain.count) }
@@ -335,7 +380,11 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         }
         for round in 1...2 {
             guard let worker = state.withLock({ $0.worker }) ?? restart() else {
-                inProcess()
+                if launch.fallsBackInProcess {
+                    inProcess()
+                } else {
+                    failed(state.withLock { $0.unstartable?.why } ?? "no worker can start")
+                }
                 return
             }
             let id = state.withLock { state in
@@ -364,16 +413,16 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     private func say(_ job: Job, id: UInt32, on worker: WorkerProcess) -> Attempt {
         state.withLock { $0.active = (id, job.cancellation) }
         defer { state.withLock { $0.active = nil } }
-        if let why = worker.send(.synthesize(id: id, job.request), timeout: Self.hangLimit) {
+        if let why = worker.send(.synthesize(id: id, job.request), timeout: launch.hangLimit) {
             return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
         }
         // A consumer that left while the request was being sent could not send its cancel.
-        if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: Self.hangLimit) {
+        if job.cancellation.isCancelled, let why = worker.send(.cancel(id: id), timeout: launch.hangLimit) {
             return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
         }
         var sentAnything = false
         while true {
-            switch worker.receive(timeout: Self.hangLimit) {
+            switch worker.receive(timeout: launch.hangLimit) {
             case .message(.chunk(let chunkID, let chunk)) where chunkID == id:
                 sentAnything = true
                 if !job.cancellation.isCancelled { job.sink.yield(chunk) }
@@ -384,7 +433,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
                 logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
                 return .workerFailed(what: "broke its protocol", blame: false, sentAnything: true, died: false)
             case .silent:
-                return .workerFailed(what: "stopped responding (nothing for \(Self.hangLimit))", blame: true, sentAnything: sentAnything, died: false)
+                return .workerFailed(what: "stopped responding (nothing for \(launch.hangLimit))", blame: true, sentAnything: sentAnything, died: false)
             case .broken(let why):
                 return .workerFailed(what: "failed: \(why)", blame: true, sentAnything: sentAnything, died: true)
             }
@@ -392,10 +441,10 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     }
 
     private func answer(_ question: Question, id: UInt32, on worker: WorkerProcess) -> Attempt {
-        if let why = worker.send(.ask(id: id, question.question), timeout: Self.hangLimit) {
+        if let why = worker.send(.ask(id: id, question.question), timeout: launch.hangLimit) {
             return .workerFailed(what: "stopped responding (\(why))", blame: true, sentAnything: false, died: why.workerGone)
         }
-        switch worker.receive(timeout: Self.hangLimit) {
+        switch worker.receive(timeout: launch.hangLimit) {
         case .message(.answer(let answerID, let answer)) where answerID == id && answer.kind == question.question.expects:
             question.reply(.success(answer))
         case .message(.end(let endID, let failure?)) where endID == id:
@@ -404,7 +453,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             logger.warning("engine worker sent an unexpected message; replacing it", metadata: ["message": "\(Self.kind(of: other))"])
             return .workerFailed(what: "broke its protocol", blame: false, sentAnything: true, died: false)
         case .silent:
-            return .workerFailed(what: "stopped responding (nothing for \(Self.hangLimit))", blame: true, sentAnything: false, died: false)
+            return .workerFailed(what: "stopped responding (nothing for \(launch.hangLimit))", blame: true, sentAnything: false, died: false)
         case .broken(let why):
             return .workerFailed(what: "failed: \(why)", blame: true, sentAnything: false, died: true)
         }
@@ -476,20 +525,33 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         }
     }
 
-    /// A new worker in place of none, or nil (synthesis then stays in process, and the log says why).
+    /// A new worker in place of none, or nil: then, for eSpeak, synthesis stays in process (and the
+    /// log says why); for an engine without that fallback, requests fail at once for `restartPause`.
     private func restart() -> WorkerProcess? {
+        if let unstartable = state.withLock({ $0.unstartable }) {
+            if ContinuousClock.now < unstartable.until { return nil }
+            state.withLock { $0.unstartable = nil }
+        }
+        var last = ""
         for attempt in 1...Self.startAttempts {
             do {
-                let (worker, sampleRate) = try Self.startWorker(executable: executable, environment: environment, logger: logger)
+                let (worker, sampleRate) = try Self.startWorker(launch, logger: logger)
                 guard sampleRate == format.sampleRate else {
                     _ = worker.end()
-                    throw WorkerFailure("its sample rate changed to \(sampleRate)")
+                    throw WorkerFailure("its sample rate is \(sampleRate), not \(format.sampleRate)")
                 }
                 state.withLock { $0.worker = worker }
                 return worker
             } catch {
-                logger.error("an engine worker could not start", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                last = "\(error)"
+                logger.error("a \(launch.engine.rawValue) worker could not start", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
             }
+        }
+        guard launch.fallsBackInProcess else {
+            let why = "the \(launch.engine.rawValue) worker cannot start (\(last)); a11yd tries again in \(Self.restartPause)"
+            logger.critical("\(why)")
+            state.withLock { $0.unstartable = (ContinuousClock.now + Self.restartPause, why) }
+            return nil
         }
         logger.critical("no engine worker can start: speaking with the in-process engine, unprotected from what text does to eSpeak")
         let waiting = state.withLock { state in
@@ -501,20 +563,20 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         return nil
     }
 
-    /// Starts a worker and waits (at most 10 s) for its `ready`; logs what protects it.
-    private static func startWorker(executable: String, environment: [String: String], logger: Logger) throws(WorkerFailure) -> (WorkerProcess, Int) {
-        let worker = try WorkerProcess.start(executable: executable, arguments: ["--engine-worker"], environment: environment)
-        switch worker.receive(timeout: .seconds(10)) {
+    /// Starts a worker and waits (at most `launch.readyLimit`) for its `ready`; logs what protects it.
+    private static func startWorker(_ launch: WorkerLaunch, logger: Logger) throws(WorkerFailure) -> (WorkerProcess, Int) {
+        let worker = try WorkerProcess.start(executable: launch.executable, arguments: launch.arguments, environment: launch.environment)
+        switch worker.receive(timeout: launch.readyLimit) {
         case .message(.ready(let sampleRate, let protection)):
             let level: Logger.Level = protection.contains("no ") ? .notice : .info
-            logger.log(level: level, "engine worker ready", metadata: ["pid": "\(worker.pid)", "protection": "\(protection)"])
+            logger.log(level: level, "\(launch.engine.rawValue) worker ready", metadata: ["pid": "\(worker.pid)", "protection": "\(protection)"])
             return (worker, sampleRate)
         case .message(let other):
             let ending = worker.end()
             throw WorkerFailure("it sent \(kind(of: other)) before ready; \(ending)")
         case .silent:
             let ending = worker.end()
-            throw WorkerFailure("it was not ready within 10 s; \(ending)")
+            throw WorkerFailure("it was not ready within \(launch.readyLimit); \(ending)")
         case .broken(let why):
             let ending = worker.end()
             throw WorkerFailure("\(why); \(ending)")

@@ -72,6 +72,8 @@ public struct Post: Sendable, Equatable, Codable {
     public var queue: Bool?
     public var priority: Priority?
     public var lang: String?
+    /// A voice identifier from `voices` ("piper:en_US-joe-medium"); unknown: `unknown_voice`.
+    public var voice: String?
     /// 0...1, 0.5 is the normal rate (AVSpeechUtterance.rate).
     public var rate: Double?
     /// 0.5...2, 1 is the voice's normal pitch (AVSpeechUtterance.pitchMultiplier).
@@ -84,8 +86,9 @@ public struct Post: Sendable, Equatable, Codable {
     public init(
         text: String? = nil, ssml: String? = nil, element: AccessibilityElement? = nil,
         kind: NotificationKind? = nil, queue: Bool? = nil, priority: Priority? = nil, lang: String? = nil,
-        rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil, spans: [SpeechSpan]? = nil
+        rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil, spans: [SpeechSpan]? = nil, voice: String? = nil
     ) {
+        self.voice = voice
         self.text = text
         self.ssml = ssml
         self.element = element
@@ -130,7 +133,7 @@ public struct Post: Sendable, Equatable, Codable {
         }
         return SpeechRequest(
             content, kind: kind ?? .announcement, priority: priority, queued: queue ?? false, language: lang,
-            rate: rate, pitch: pitch, volume: volume)
+            rate: rate, pitch: pitch, volume: volume, voice: voice)
     }
 }
 

@@ -37,10 +37,11 @@ struct SSIPConnection: Sendable {
                 let found = await router.change(change, for: scope, from: client)
                 next = session.changedOthers(change, found: found)
             case .findSynthesisVoice(let name, let target):
-                let voice = await speech.voices().first { $0.name == name || $0.identifier == name }
-                next = session.synthesisVoiceFound(name: name, language: voice?.languages.first ?? voice?.identifier, target: target)
+                next = session.synthesisVoiceFound(name: name, among: await speech.voices(), target: target)
             case .listSynthesisVoices(let language, let variant):
                 next = session.listed(await speech.voices(), language: language, variant: variant)
+            case .listOutputModules:
+                next = session.listedModules(await speech.voices())
             case .close:
                 keepOpen = false
                 next = []

@@ -73,7 +73,7 @@ extension SSIPSession {
         var request = SpeechRequest(
             content, language: settings.requestLanguage, rate: SSIPSettings.requestRate(settings.rate),
             pitch: SSIPSettings.requestPitch(settings.pitch), volume: SSIPSettings.requestVolume(settings.volume),
-            messagePriority: settings.priority)
+            messagePriority: settings.priority, voice: settings.synthesisVoice?.identifier)
         if inBlock {
             // A block is one message in the priority system: its first message carries the
             // priority, the others follow it in order and cut nothing.

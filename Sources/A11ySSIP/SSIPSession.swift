@@ -44,6 +44,8 @@ public struct SSIPSession: Sendable {
         case findSynthesisVoice(name: String, target: Target)
         /// List the voices, then call `listed(_:language:variant:)`.
         case listSynthesisVoices(language: String?, variant: String?)
+        /// List the voices, then call `listedModules(_:)`.
+        case listOutputModules
         /// Write everything before, then close the connection.
         case close
     }
@@ -170,8 +172,14 @@ public struct SSIPSession: Sendable {
         [.reply(found ? change.replies.success : change.replies.failure)]
     }
 
-    public mutating func synthesisVoiceFound(name: String, language: String?, target: Target) -> [Action] {
-        set(.synthesisVoice(name: name, language: language), for: target)
+    /// `SET … SYNTHESIS_VOICE name`, answered from every voice a11yd has: the voice of this
+    /// connection's output module that `LIST SYNTHESIS_VOICES` names so, else any voice of that name
+    /// (an unknown name keeps only the name, as speech-dispatcher does).
+    public mutating func synthesisVoiceFound(name: String, among voices: [VoiceInfo], target: Target) -> [Action] {
+        let named = { (voice: VoiceInfo) in Self.listedName(of: voice) == name || voice.identifier == name }
+        let voice = voicesOfOutputModule(voices).first(where: named) ?? voices.first(where: named)
+        let identifier = voice.flatMap { SpeechEngineName(voice: $0.identifier) == .piper ? $0.identifier : nil }
+        return set(.synthesisVoice(name: name, language: voice?.languages.first ?? voice?.identifier, identifier: identifier), for: target)
     }
 
     // MARK: - Commands

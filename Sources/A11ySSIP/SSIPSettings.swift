@@ -58,8 +58,9 @@ public struct SSIPSettings: Sendable, Equatable {
     public var notifications: SSIPNotifications = []
     public var pauseContext = 0
 
-    /// The one module a11yd lists: it speaks with eSpeak NG, in process.
-    public static let moduleName = "espeak-ng"
+    /// The module a client speaks with until it sets one: eSpeak NG. `LIST OUTPUT_MODULES` adds
+    /// `piper` when a Piper voice can speak (`SpeechEngineName`).
+    public static let moduleName = SpeechEngineName.espeak.rawValue
 
     /// SSIP's voice types, in speech-dispatcher's order: what `LIST VOICES` answers and the only
     /// names `SET … VOICE_TYPE` takes (in any case).
@@ -86,17 +87,21 @@ public struct SSIPSettings: Sendable, Equatable {
 public struct SynthesisVoice: Sendable, Equatable {
     public var name: String
     public var language: String?
+    /// The voice itself, for a voice that a language cannot name (a Piper voice: the language
+    /// alone would be said by eSpeak); nil for eSpeak's, chosen through their language as before.
+    public var identifier: String?
 
-    public init(name: String, language: String?) {
+    public init(name: String, language: String?, identifier: String? = nil) {
         self.name = name
         self.language = language
+        self.identifier = identifier
     }
 }
 
 /// A SET that targets other connections (`SET all …`, `SET <id> …`): the front end hands it to them.
 public enum SSIPSettingChange: Sendable, Equatable {
     case language(String)
-    case synthesisVoice(name: String, language: String?)
+    case synthesisVoice(name: String, language: String?, identifier: String? = nil)
     case rate(Int)
     case pitch(Int)
     case pitchRange(Int)
@@ -115,8 +120,8 @@ public enum SSIPSettingChange: Sendable, Equatable {
             // A language overrides a voice chosen by name (the manual's rule).
             settings.language = language
             settings.synthesisVoice = nil
-        case .synthesisVoice(let name, let language):
-            settings.synthesisVoice = SynthesisVoice(name: name, language: language)
+        case .synthesisVoice(let name, let language, let identifier):
+            settings.synthesisVoice = SynthesisVoice(name: name, language: language, identifier: identifier)
         case .rate(let value): settings.rate = value
         case .pitch(let value): settings.pitch = value
         case .pitchRange(let value): settings.pitchRange = value

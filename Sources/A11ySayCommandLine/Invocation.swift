@@ -10,6 +10,7 @@ public struct Invocation: Equatable, Sendable {
     public var queue = false
     public var priority: Priority?
     public var lang: String?
+    public var voice: String?
     public var rate: Double?
     public var pitch: Double?
     public var volume: Double?

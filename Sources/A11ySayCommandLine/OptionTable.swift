@@ -15,6 +15,7 @@ extension CommandLineOption {
         },
         .choice("priority", of: Priority.self, help: "Priority: low, default or high.") { $0.priority = $1 },
         .value("lang", help: "Language (BCP 47 or POSIX: fr, en-US, en_GB).") { $0.lang = $1 },
+        .value("voice", valueName: "ID", help: "Voice by identifier from --list-voices (piper:en_US-joe-medium, fr).") { $0.voice = $1 },
         .number("rate", help: "Rate, 0 to 1 (0.5 is normal), as AVSpeechUtterance.rate.") { $0.rate = $1 },
         .number("pitch", help: "Pitch multiplier, 0.5 to 2 (1 is normal).") { $0.pitch = $1 },
         .number("volume", help: "Volume, 0 to 1.") { $0.volume = $1 },
@@ -37,7 +38,7 @@ extension CommandLineOption {
         .flag("resume", help: "Resume paused speech where it stopped.") { $0.resume = true },
         .flag("stop", help: "Stop the current item and empty the queue.") { $0.stop = true },
         .flag("status", help: "Show what the daemon is doing.") { $0.status = true },
-        .flag("list-voices", help: "List the installed voices.") { $0.listVoices = true },
+        .flag("list-voices", help: "List the installed voices: identifier, engine, languages, quality, name.") { $0.listVoices = true },
 
         .value(
             "lexicon-add", valueName: "WORD=IPA",

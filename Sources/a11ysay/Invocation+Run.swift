@@ -117,7 +117,8 @@ extension Invocation {
                 lang: lang, caseSensitive: caseSensitive ? true : nil)))
         }
         let kind: NotificationKind = layout ? .layoutChanged : screen ? .screenChanged : scrolled ? .pageScrolled : .announcement
-        var post = Post(kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume)
+        var post = Post(
+            kind: kind, queue: queue ? true : nil, priority: priority, lang: lang, rate: rate, pitch: pitch, volume: volume, voice: voice)
         if ssml {
             post.ssml = text
         } else {
@@ -145,7 +146,10 @@ extension Invocation {
             if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
             for item in status.queue { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
         case .voices(let voices):
-            for voice in voices { print("\(voice.identifier)\t\(voice.languages.joined(separator: ","))\t\(voice.name)") }
+            for voice in voices {
+                let columns = [voice.identifier, voice.engine, voice.languages.joined(separator: ","), voice.quality ?? "-", voice.name]
+                print(columns.joined(separator: "\t") + (voice.problem.map { "\t(cannot speak: \($0))" } ?? ""))
+            }
         case .pronunciation(let ipa):
             print(ipa)
         case .lexicon(let entries):

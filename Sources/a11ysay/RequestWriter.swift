@@ -24,7 +24,7 @@ enum RequestWriter {
         switch line.request {
         case .post(let post):
             guard post.ssml == nil, post.element == nil, post.spans == nil, post.rate == nil, post.pitch == nil,
-                post.volume == nil, let text = post.text
+                post.volume == nil, post.voice == nil, let text = post.text
             else { return nil }
             fields = [("op", quoted("post")), ("text", quoted(text))]
             if let kind = post.kind { fields.append(("kind", quoted(kind.rawValue))) }

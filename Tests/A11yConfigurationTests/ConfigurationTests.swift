@@ -35,7 +35,9 @@ import Testing
     @Test(arguments: [
         ("[voice]\nrate = 9000", "'voice.rate' must be within 80...450, got 9000"),
         ("[voice]\nrat = 100", "unknown key 'voice.rat'"),
-        ("[voices]\nrate = 100", "unknown section 'voices'"),
+        ("[voicez]\nrate = 100", "unknown section 'voicez'"),
+        ("[voices]\nen = 100", "'voices.en' must be a voice identifier, e.g. \"piper:en_US-joe-medium\" (a11ysay --list-voices)"),
+        ("[piper]\nidle_unload_seconds = -1", "'piper.idle_unload_seconds' must be within 0...86400, got -1"),
         ("[voice]\nrate = \"fast\"", "'voice.rate' must be an integer"),
         ("[earcon]\nscreen_changed = 1", "'earcon.screen_changed' must be true or false"),
         ("[audio]\nduck = \"always\"", "'audio.duck' must be \"off\" or \"speaking\", got \"always\""),
@@ -78,6 +80,11 @@ import Testing
             rate = 0x96
             pitch = 40
             volume = 1_50
+            [voices]
+            en = "piper:en_US-joe-medium"
+            fr_CA = 'fr'
+            [piper]
+            idle_unload_seconds = 0
             [queue]
             max_bytes = 0x200000
             limit = 7  # obsolete, ignored
@@ -103,6 +110,8 @@ import Testing
         expected.voice.rate = 150
         expected.voice.pitch = 40
         expected.voice.volume = 150
+        expected.voices = [.init(language: "en", voice: "piper:en_US-joe-medium"), .init(language: "fr_CA", voice: "fr")]
+        expected.piperIdleSeconds = 0
         expected.queueMaxBytes = 2 << 20
         expected.earcon = false
         expected.audioServer = "unix:/run/pulse/native"

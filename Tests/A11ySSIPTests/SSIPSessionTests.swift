@@ -65,7 +65,6 @@ import Testing
             ("GET LANGUAGE", "251-en-us\r\n251 OK GET RETURNED\r\n"),
             ("GET PUNCTUATION", "251-most\r\n251 OK GET RETURNED\r\n"),
             ("GET OUTPUT_MODULE", "251-espeak-ng\r\n251 OK GET RETURNED\r\n"),
-            ("LIST OUTPUT_MODULES", "250-espeak-ng\r\n250 OK MODULE LIST SENT\r\n"),
             ("HISTORY GET LAST", "403 ERR NO MESSAGE\r\n"),
             ("HISTORY GET CLIENT_LIST", "380 ERR NOT YET IMPLEMENTED\r\n"),
         ]
@@ -230,6 +229,38 @@ import Testing
         #expect(s.settings.language == "de")
     }
 
+    /// Issue 27: Piper is a module beside eSpeak once one of its voices can speak; its voices are
+    /// listed by file name under `OUTPUT_MODULE piper`, and one chosen by name is asked for by
+    /// identifier (its language alone would be said by eSpeak).
+    @Test func piperIsAnOutputModuleWhoseVoicesAreListedAndChosenByFileName() {
+        var s = session()
+        let espeak = [VoiceInfo(identifier: "en-us", name: "English (America)", languages: ["en-us"])]
+        let joe = VoiceInfo(identifier: "piper:en_US-joe-medium", name: "Joe (English, United States)", languages: ["en-us", "en"], engine: "piper", quality: "medium")
+        var broken = VoiceInfo(identifier: "piper:fr_FR-broken", name: "Broken", languages: ["fr-fr", "fr"], engine: "piper")
+        broken.problem = "fr_FR-broken.onnx.json cannot be read"
+        #expect(send(&s, "LIST OUTPUT_MODULES") == [.listOutputModules])
+        #expect(wire(s.listedModules(espeak)) == "250-espeak-ng\r\n250 OK MODULE LIST SENT\r\n")
+        #expect(wire(s.listedModules(espeak + [broken])) == "250-espeak-ng\r\n250 OK MODULE LIST SENT\r\n")
+        #expect(wire(s.listedModules(espeak + [joe, broken])) == "250-espeak-ng\r\n250-piper\r\n250 OK MODULE LIST SENT\r\n")
+        let all = espeak + [joe, broken]
+        #expect(wire(s.listed(all, language: nil, variant: nil)) == "249-English (America)\ten-us\tnone\r\n249 OK VOICE LIST SENT\r\n")
+        #expect(reply("SET self OUTPUT_MODULE piper", on: &s) == "216 OK OUTPUT MODULE SET\r\n")
+        #expect(wire(s.listed(all, language: nil, variant: nil)) == "249-en_US-joe-medium\ten-us\tnone\r\n249 OK VOICE LIST SENT\r\n")
+        #expect(wire(s.listed(all, language: "en", variant: "none")) == "249-en_US-joe-medium\ten-us\tnone\r\n249 OK VOICE LIST SENT\r\n")
+        #expect(wire(s.synthesisVoiceFound(name: "en_US-joe-medium", among: all, target: .this)) == "209 OK VOICE SET\r\n")
+        _ = send(&s, "SPEAK", "hello")
+        guard case .speak(let request, _)? = send(&s, ".").first else { Issue.record("no speak"); return }
+        #expect(request.voice == "piper:en_US-joe-medium")
+        #expect(request.language == "en-us")
+        _ = s.queued(UtteranceID(rawValue: 1))
+        // Back to an eSpeak voice: chosen through its language, as before.
+        #expect(wire(s.synthesisVoiceFound(name: "English (America)", among: all, target: .this)) == "209 OK VOICE SET\r\n")
+        _ = send(&s, "SPEAK", "hello")
+        guard case .speak(let second, _)? = send(&s, ".").first else { Issue.record("no speak"); return }
+        #expect(second.voice == nil)
+        #expect(second.language == "en-us")
+    }
+
     @Test func synthesisVoicesAreListedAsSpeechDispatcherListsThemAndChosenByName() {
         var s = session()
         #expect(send(&s, "LIST SYNTHESIS_VOICES") == [.listSynthesisVoices(language: nil, variant: nil)])
@@ -243,7 +274,7 @@ import Testing
         #expect(wire(s.listed(voices, language: "en-US", variant: "none")) == "249-English (America)\ten-us\tnone\r\n249 OK VOICE LIST SENT\r\n")
         #expect(wire(s.listed(voices, language: "xx", variant: nil)) == "249 OK VOICE LIST SENT\r\n")
         #expect(send(&s, "SET self SYNTHESIS_VOICE French (France)") == [.findSynthesisVoice(name: "French (France)", target: .this)])
-        #expect(wire(s.synthesisVoiceFound(name: "French (France)", language: "fr-fr", target: .this)) == "209 OK VOICE SET\r\n")
+        #expect(wire(s.synthesisVoiceFound(name: "French (France)", among: voices, target: .this)) == "209 OK VOICE SET\r\n")
         _ = send(&s, "SPEAK", "bonjour")
         guard case .speak(let request, _)? = send(&s, ".").first else { Issue.record("no speak"); return }
         #expect(request.language == "fr-fr")

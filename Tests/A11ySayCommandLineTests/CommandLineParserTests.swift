@@ -19,6 +19,7 @@ import Testing
         (["help"], invocation { $0.text = "help" }),
         (["--", "--stop"], invocation { $0.text = "--stop" }),
         (["--lang", "fr", "--", "-x"], invocation { $0.text = "-x"; $0.lang = "fr" }),
+        (["--voice", "piper:en_US-joe-medium", "hello"], invocation { $0.text = "hello"; $0.voice = "piper:en_US-joe-medium" }),
         (["x", "--layout"], invocation { $0.text = "x"; $0.layout = true }),
         (["--screen", "x"], invocation { $0.text = "x"; $0.screen = true }),
         (["--scrolled", "x"], invocation { $0.text = "x"; $0.scrolled = true }),

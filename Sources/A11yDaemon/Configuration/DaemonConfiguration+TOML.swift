@@ -44,6 +44,21 @@ extension DaemonConfiguration {
             if let pitch = try reader.int(voice, "voice", "pitch", in: 0...100) { configuration.voice.pitch = pitch }
             if let volume = try reader.int(voice, "voice", "volume", in: 0...200) { configuration.voice.volume = volume }
         }
+        if let voices = table["voices"] {
+            guard let section = voices.table else {
+                throw ConfigurationError.invalidValue(path: path, "'voices' must be a table ([voices]) of language = \"voice\"")
+            }
+            for language in section.keys {
+                guard let voice = section[language]?.string, !voice.isEmpty else {
+                    throw ConfigurationError.invalidValue(
+                        path: path, "'voices.\(language)' must be a voice identifier, e.g. \"piper:en_US-joe-medium\" (a11ysay --list-voices)")
+                }
+                configuration.voices.append(.init(language: language, voice: voice))
+            }
+        }
+        try reader.section(table, "piper", known: ["idle_unload_seconds"]) { (piper) throws(ConfigurationError) in
+            if let seconds = try reader.int(piper, "piper", "idle_unload_seconds", in: 0...86_400) { configuration.piperIdleSeconds = seconds }
+        }
         try reader.section(table, "queue", known: ["max_bytes", "limit"]) { (queue) throws(ConfigurationError) in
             if let bytes = try reader.int(queue, "queue", "max_bytes", in: (1 << 20)...(1 << 30)) { configuration.queueMaxBytes = bytes }
             // The count the queue was once bounded by: still read, so that files written then
@@ -95,7 +110,7 @@ extension DaemonConfiguration {
                 configuration.ssipSocketPath = socket.isEmpty ? nil : socket
             }
         }
-        let unknown = table.keys.filter { !["voice", "queue", "earcon", "audio", "daemon", "ssip"].contains($0) }
+        let unknown = table.keys.filter { !["voice", "voices", "piper", "queue", "earcon", "audio", "daemon", "ssip"].contains($0) }
         if let first = unknown.first {
             throw ConfigurationError.unknownName(path: path, "unknown section '\(first)'")
         }

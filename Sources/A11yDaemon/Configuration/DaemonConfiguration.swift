@@ -16,6 +16,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     public var voice = Voice()
+    /// The voice for a language, before eSpeak's own choice (`[voices]`: `en = "piper:en_US-joe-medium"`),
+    /// in the file's order.
+    public var voices: [LanguageVoice] = []
+    /// A language tag and the voice identifier that says it.
+    public struct LanguageVoice: Sendable, Equatable {
+        public var language: String
+        public var voice: String
+        public init(language: String, voice: String) {
+            self.language = language
+            self.voice = voice
+        }
+    }
+    /// Seconds the Piper worker may sit idle before it is ended and its memory (~150-400 MB) goes
+    /// back; the next Piper item starts it again (about a second). 0 keeps it for good.
+    public var piperIdleSeconds: Int = 300
     /// Most bytes the waiting items may hold (`SpeechItem.queueCost`); beyond it the
     /// lowest-priority oldest are dropped.
     public var queueMaxBytes: Int = SpeechQueue.defaultPendingByteLimit
@@ -57,6 +72,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ("voice.rate", String(voice.rate)),
             ("voice.pitch", String(voice.pitch)),
             ("voice.volume", String(voice.volume)),
+            ("voices", voices.map { "\($0.language)=\($0.voice)" }.joined(separator: ",")),
+            ("piper.idle_unload_seconds", String(piperIdleSeconds)),
             ("queue.max_bytes", String(queueMaxBytes)),
             ("earcon.screen_changed", String(earcon)),
             ("audio.server", audioServer ?? "(default)"),
@@ -87,7 +104,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
         /// Voice settings apply to the next utterance; the rest (queue, earcon, audio server,
         /// socket) is read once at start.
-        public var takesEffectAtOnce: Bool { key.hasPrefix("voice.") || key.hasPrefix("daemon.idle_exit") || key == "daemon.autospawn" }
+        public var takesEffectAtOnce: Bool { key.hasPrefix("voice.") || key == "voices" || key.hasPrefix("daemon.idle_exit") || key == "daemon.autospawn" }
 
         public var description: String { "\(key): \(old) -> \(new)" }
     }

@@ -1,4 +1,5 @@
 import A11yConfiguration
+import A11yEngineWorker
 import A11ySSIP
 import A11ySystem
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 ///
 /// a11yd then reads anything it could read before, writes only in its configuration folder (the
 /// lexicon, `a11ysay --lexicon-add`), makes and removes sockets only in its socket folders, and can
-/// execute nothing but itself (its engine worker). It must run before any thread starts: Landlock binds the calling thread and
+/// execute nothing but itself (its engine worker) and the Piper worker's Python. It must run before any thread starts: Landlock binds the calling thread and
 /// what it starts afterwards, not threads already running.
 public enum SelfRestriction {
     /// `A11YD_NO_LANDLOCK=1` turns it off (a drop-in's `Environment=`, say, to rule it out).
@@ -32,6 +33,10 @@ public enum SelfRestriction {
         // The one program it may start: itself, as its engine worker (and the dynamic loader that
         // execve runs it with).
         rules += selfExecution.map { Landlock.Rule($0, .execute) }
+        // And the Piper worker's interpreter, when `make voices` installed it (docs/voices.md).
+        if let piper = PiperRuntime.find(environment: environment) {
+            rules.append(Landlock.Rule(piper.executedFile, .execute))
+        }
         let configFolder = Path.parent(of: configPath)
         if (try? Directory.make(configFolder, mode: 0o700)) != nil {
             // The lexicon is written to a temporary file and renamed over the old one.

@@ -47,6 +47,18 @@ final class UtterancePlanner: Sendable {
         }
     }
 
+    /// A voice asked for by identifier, if a11yd has it and it can speak; else `unknown_voice`
+    /// with the reason (an unknown name, or a Piper voice whose model or runtime is missing).
+    func voice(named identifier: String) async throws(SpeechError) -> String {
+        guard let voice = await engine.voices().first(where: { $0.identifier == identifier }) else {
+            throw SpeechError(.unknownVoice, "no voice '\(identifier)'; run a11ysay --list-voices")
+        }
+        if let problem = voice.problem {
+            throw SpeechError(.unknownVoice, "voice '\(identifier)' cannot speak: \(problem)")
+        }
+        return voice.identifier
+    }
+
     /// The voice for requests that name no language.
     func defaultVoice() async throws -> String {
         try await voice(speaking: defaultLanguage(), isDefault: true)
@@ -56,7 +68,12 @@ final class UtterancePlanner: Sendable {
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
     func plan(_ request: SpeechRequest) async throws -> Utterance {
         let language = request.language ?? defaultLanguage()
-        let voice = try await self.voice(speaking: language, isDefault: request.language == nil)
+        let voice: String
+        if let named = request.voice {
+            voice = try await self.voice(named: named)
+        } else {
+            voice = try await self.voice(speaking: language, isDefault: request.language == nil)
+        }
         let lexicon = self.lexicon.lexicon
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)

@@ -1,0 +1,170 @@
+import A11yCore
+import A11yEngine
+import A11yPronunciation
+import Synchronization
+
+/// Every engine a11yd speaks with, as one `SpeechEngine` and `PronunciationEngine`: eSpeak-NG
+/// (always) and Piper (when its runtime and voices are installed; docs/voices.md).
+///
+/// An utterance goes to the engine of its segments' voices; one that mixes them (a French span in
+/// an English item said by the natural voice) is said run by run, in order, as one stream whose
+/// frames count from the start of the utterance, so its words and marks stay where they are heard.
+/// eSpeak answers every phoneme question, for a Piper voice in the eSpeak voice its model was trained
+/// on: Piper reads IPA, which a11yd gets from eSpeak for a segment of eSpeak mnemonics.
+public final class EngineRouter: SpeechEngine, PronunciationEngine {
+    public let espeak: any SpeechEngine & PronunciationEngine
+    /// nil when no Piper runtime is installed.
+    private let piper: (any SpeechEngine)?
+    /// Piper's voices by identifier, including those that cannot speak (`VoiceInfo.problem`).
+    private let piperVoices: [String: PiperVoice]
+    private let piperOrder: [String]
+    /// The configured voice per language (`[voices]`), tried before eSpeak's own choice.
+    private let configured: Mutex<VoiceCatalog>
+
+    public var format: AudioFormat { espeak.format }
+
+    public init(espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice]) {
+        self.espeak = espeak
+        self.piper = piper
+        self.piperVoices = Dictionary(piperVoices.map { ($0.identifier, $0) }) { first, _ in first }
+        self.piperOrder = piperVoices.map(\.identifier)
+        self.configured = Mutex(VoiceCatalog([]))
+    }
+
+    /// The configured default voice per language tag ("en" → "piper:en_US-joe-medium"); those that
+    /// name no voice a11yd has are left out and returned, for the log.
+    @discardableResult
+    public func setDefaultVoices(_ table: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
+        let known = Set(await voices().filter { $0.problem == nil }.map(\.identifier))
+        var kept: [VoiceEntry] = [], unknown: [(language: String, voice: String)] = []
+        for (language, voice) in table {
+            if known.contains(voice) {
+                kept.append(VoiceEntry(info: VoiceInfo(identifier: voice, name: voice, languages: [language.lowercased().replacing("_", with: "-")]), priorities: [0]))
+            } else {
+                unknown.append((language, voice))
+            }
+        }
+        configured.withLock { $0 = VoiceCatalog(kept) }
+        return unknown
+    }
+
+    // MARK: - SpeechEngine
+
+    public func voices() async -> [VoiceInfo] {
+        await espeak.voices() + piperOrder.compactMap { piperVoices[$0]?.info }.map { voice in
+            guard piper == nil, voice.problem == nil else { return voice }
+            var unavailable = voice
+            unavailable.problem = "the Piper runtime is not installed (make voices)"
+            return unavailable
+        }
+    }
+
+    public func resolveVoice(language: String) async throws -> String {
+        if let voice = try? configured.withLock({ try $0.resolve(language: language) }) { return voice }
+        return try await espeak.resolveVoice(language: language)
+    }
+
+    public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        let runs = Self.runs(of: request.segments)
+        // The common case goes straight through: nothing between the engine and the player.
+        if runs.count <= 1, runs.first?.engine ?? .espeak == .espeak {
+            return espeak.synthesize(request)
+        }
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
+        let task = Task {
+            do {
+                var offset = 0
+                for run in runs {
+                    var part = request
+                    part.segments = run.segments
+                    let engine: any SpeechEngine
+                    switch run.engine {
+                    case .espeak:
+                        engine = espeak
+                    case .piper:
+                        guard let piper else {
+                            throw SpeechError(.engineFailed, "a Piper voice was asked for, but the Piper runtime is not installed (make voices)")
+                        }
+                        part.segments = try await piperSegments(run.segments)
+                        engine = piper
+                    }
+                    for try await chunk in engine.synthesize(part) {
+                        continuation.yield(Self.shifted(chunk, by: offset))
+                        offset += chunk.samples.count
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Consecutive segments of one engine.
+    struct Run: Equatable {
+        var engine: SpeechEngineName
+        var segments: [SpeechSegment]
+    }
+
+    static func runs(of segments: [SpeechSegment]) -> [Run] {
+        var runs: [Run] = []
+        for segment in segments {
+            let engine = SpeechEngineName(voice: segment.voice)
+            if runs.last?.engine == engine {
+                runs[runs.count - 1].segments.append(segment)
+            } else {
+                runs.append(Run(engine: engine, segments: [segment]))
+            }
+        }
+        return runs
+    }
+
+    static func shifted(_ chunk: SynthesisChunk, by offset: Int) -> SynthesisChunk {
+        guard offset != 0 else { return chunk }
+        var shifted = chunk
+        for index in shifted.words.indices { shifted.words[index].frame += offset }
+        for index in shifted.marks.indices { shifted.marks[index].frame += offset }
+        return shifted
+    }
+
+    /// Piper reads IPA where eSpeak reads its mnemonics: eSpeak says what IPA its mnemonics are,
+    /// in the eSpeak voice the Piper model was trained on.
+    private func piperSegments(_ segments: [SpeechSegment]) async throws -> [SpeechSegment] {
+        var converted = segments
+        for index in converted.indices {
+            guard case .phonemes(let mnemonics) = converted[index].content else { continue }
+            let ipa = try await espeak.ipa(ofMnemonics: mnemonics, voice: espeakVoice(for: converted[index].voice))
+            converted[index].content = .phonemes(ipa)
+        }
+        return converted
+    }
+
+    // MARK: - PronunciationEngine: eSpeak answers, for a Piper voice in its model's eSpeak voice
+
+    /// The eSpeak voice that phonemises for `voice` (itself when it is eSpeak's).
+    func espeakVoice(for voice: String) -> String {
+        piperVoices[voice].map(\.espeakVoice) ?? voice
+    }
+
+    public func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
+        try await espeak.phonemeInventory(voice: espeakVoice(for: voice))
+    }
+
+    public func allMnemonics() async throws -> [String] {
+        try await espeak.allMnemonics()
+    }
+
+    public func ipa(ofText text: String, voice: String) async throws -> String {
+        try await espeak.ipa(ofText: text, voice: espeakVoice(for: voice))
+    }
+
+    public func ipa(ofMnemonics mnemonics: String, voice: String) async throws -> String {
+        try await espeak.ipa(ofMnemonics: mnemonics, voice: espeakVoice(for: voice))
+    }
+
+    public func ipa(ofLetter character: String, voice: String) async throws -> String {
+        try await espeak.ipa(ofLetter: character, voice: espeakVoice(for: voice))
+    }
+}

@@ -1,0 +1,56 @@
+import A11yCore
+import A11ySystem
+import Glibc
+
+/// Where the Piper worker's program is: `piper/venv/bin/python3` and `piper/a11yd_piper_worker.py`
+/// in the first a11yd data folder that has both (`make voices` installs them; docs/voices.md).
+public struct PiperRuntime: Sendable, Equatable {
+    /// `A11YD_PIPER_RUNTIME=DIR` names the folder that holds `venv/` and the worker script instead.
+    public static let folderSwitch = "A11YD_PIPER_RUNTIME"
+
+    public var python: String
+    public var script: String
+
+    /// The interpreter as the kernel executes it (the venv's `python3` is a symbolic link): what
+    /// a11yd's Landlock rules must let it execute.
+    public var executedFile: String {
+        guard let resolved = realpath(python, nil) else { return python }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    public static func find(environment: [String: String]) -> PiperRuntime? {
+        let folders: [String]
+        if let folder = environment[folderSwitch], !folder.isEmpty {
+            folders = [folder]
+        } else {
+            folders = PiperVoices.dataFolders(environment: environment).map { Path.joined($0, "piper") }
+        }
+        for folder in folders {
+            let runtime = PiperRuntime(
+                python: Path.joined(folder, "venv/bin/python3"), script: Path.joined(folder, "a11yd_piper_worker.py"))
+            if access(runtime.python, X_OK) == 0, access(runtime.script, R_OK) == 0 { return runtime }
+        }
+        return nil
+    }
+
+    /// How `WorkerEngine` starts it: one worker for every Piper voice, writing at `sampleRate`
+    /// (eSpeak's, so that both engines play through one stream), loading `preload` before `ready`.
+    public func launch(
+        sampleRate: Int, voiceFolders: [String], preload: String?, idleLimit: Duration?, environment: [String: String]
+    ) -> WorkerLaunch {
+        var arguments = [script, "--sample-rate", String(sampleRate), "--threads", "1"]
+        for folder in voiceFolders { arguments += ["--voices-dir", folder] }
+        if let preload { arguments += ["--preload", preload] }
+        // Python's own variables stay out (a PYTHONPATH from the user's shell would change what runs).
+        let passed = environment.filter { ["HOME", "LANG", "LC_ALL"].contains($0.key) }
+        return WorkerLaunch(
+            engine: .piper, executable: python, arguments: arguments,
+            environment: passed.merging(["PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"]) { _, new in new },
+            // Python, onnxruntime and a 60 MB model: about a second here, more on a loaded machine.
+            readyLimit: .seconds(30),
+            // One clause is synthesised at once: a long one takes ~1 s on one thread.
+            hangLimit: .seconds(5),
+            idleLimit: idleLimit, fallsBackInProcess: false)
+    }
+}

@@ -1,0 +1,228 @@
+import A11yCore
+import A11yPronunciation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import A11yEngineWorker
+
+/// The router between eSpeak and Piper (issue 27), with fake engines: what goes where, and how a
+/// mixed utterance comes back as one stream.
+@Suite struct EngineRouterTests {
+    /// An engine that says each segment as `samples` frames of its `tag`, with one word at its
+    /// first frame, and answers phoneme questions by naming the voice it was asked in.
+    final class Recording: SpeechEngine, PronunciationEngine {
+        let tag: Int16
+        let samples: Int
+        let voiceList: [VoiceInfo]
+        let requests = Mutex<[Utterance]>([])
+        let asked = Mutex<[String]>([])
+
+        init(tag: Int16, samples: Int = 10, voices: [VoiceInfo]) {
+            self.tag = tag
+            self.samples = samples
+            self.voiceList = voices
+        }
+
+        var format: AudioFormat { AudioFormat(sampleRate: 22_050, channels: 1) }
+
+        func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+            requests.withLock { $0.append(request) }
+            let (tag, samples) = (tag, samples)
+            return AsyncThrowingStream { continuation in
+                var frame = 0
+                for segment in request.segments {
+                    continuation.yield(SynthesisChunk(
+                        samples: Array(repeating: tag, count: samples),
+                        words: [WordMark(frame: frame, start: segment.sourceStart, length: segment.sourceLength)],
+                        marks: segment.options.markBefore.map { [NamedMark(frame: frame, name: $0)] } ?? []))
+                    frame += samples
+                }
+                continuation.finish()
+            }
+        }
+
+        func voices() async -> [VoiceInfo] { voiceList }
+        func resolveVoice(language: String) async throws -> String {
+            guard let voice = voiceList.first(where: { $0.languages.contains(language) }) else {
+                throw SpeechError(.unknownVoice, "none for \(language)")
+            }
+            return voice.identifier
+        }
+        func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {
+            asked.withLock { $0.append("inventory \(voice)") }
+            return []
+        }
+        func allMnemonics() async throws -> [String] { [] }
+        func ipa(ofText text: String, voice: String) async throws -> String { "ipa(\(text)) in \(voice)" }
+        func ipa(ofMnemonics mnemonics: String, voice: String) async throws -> String {
+            asked.withLock { $0.append("mnemonics \(mnemonics) in \(voice)") }
+            return "IPA<\(mnemonics)>"
+        }
+        func ipa(ofLetter character: String, voice: String) async throws -> String { "letter \(character) in \(voice)" }
+    }
+
+    static let joe = PiperVoice(
+        name: "en_US-joe-medium", modelPath: "/v/en_US-joe-medium.onnx", language: "en-us", espeakVoice: "en-us",
+        quality: "medium", displayName: "Joe (English, United States)", problem: nil)
+    static let broken = PiperVoice(
+        name: "fr_FR-broken", modelPath: "/v/fr_FR-broken.onnx", language: "fr-fr", espeakVoice: "fr",
+        quality: nil, displayName: "fr_FR-broken", problem: "fr_FR-broken.onnx.json cannot be read")
+
+    func engines() -> (EngineRouter, espeak: Recording, piper: Recording) {
+        let espeak = Recording(tag: 1, voices: [
+            VoiceInfo(identifier: "fr", name: "French", languages: ["fr-fr", "fr"]),
+            VoiceInfo(identifier: "en-us", name: "English (America)", languages: ["en-us"]),
+        ])
+        let piper = Recording(tag: 2, samples: 7, voices: [Self.joe.info])
+        return (EngineRouter(espeak: espeak, piper: piper, piperVoices: [Self.joe, Self.broken]), espeak, piper)
+    }
+
+    func segment(_ text: String, _ voice: String, at start: Int, mark: String? = nil) -> SpeechSegment {
+        SpeechSegment(
+            content: .text(text), voice: voice, sourceStart: start, sourceLength: text.unicodeScalars.count,
+            options: .init(markBefore: mark))
+    }
+
+    func collect(_ stream: AsyncThrowingStream<SynthesisChunk, any Error>) async throws -> [SynthesisChunk] {
+        var chunks: [SynthesisChunk] = []
+        for try await chunk in stream { chunks.append(chunk) }
+        return chunks
+    }
+
+    @Test func anESpeakUtteranceGoesToESpeakAlone() async throws {
+        let (router, espeak, piper) = engines()
+        let utterance = Utterance(segments: [segment("bonjour", "fr", at: 0)], rate: 175, pitch: 50, volume: 100)
+        let chunks = try await collect(router.synthesize(utterance))
+        #expect(chunks.flatMap(\.samples) == Array(repeating: 1, count: 10))
+        #expect(espeak.requests.withLock { $0 } == [utterance])
+        #expect(piper.requests.withLock { $0 }.isEmpty)
+    }
+
+    @Test func aMixedUtteranceIsSaidRunByRunAsOneStreamWithItsFramesCountedFromItsStart() async throws {
+        let (router, espeak, piper) = engines()
+        let text = "Hello, bonjour, goodbye"
+        let utterance = Utterance(
+            text: text,
+            segments: [
+                segment("Hello, ", "piper:en_US-joe-medium", at: 0),
+                segment("bonjour, ", "fr", at: 7, mark: "here"),
+                segment("goodbye", "piper:en_US-joe-medium", at: 16),
+            ],
+            rate: 175, pitch: 50, volume: 100)
+        let chunks = try await collect(router.synthesize(utterance))
+        #expect(chunks.flatMap(\.samples) == Array(repeating: 2, count: 7) + Array(repeating: 1, count: 10) + Array(repeating: 2, count: 7))
+        #expect(chunks.flatMap(\.words) == [
+            WordMark(frame: 0, start: 0, length: 7), WordMark(frame: 7, start: 7, length: 9), WordMark(frame: 17, start: 16, length: 7),
+        ])
+        #expect(chunks.flatMap(\.marks) == [NamedMark(frame: 7, name: "here")])
+        #expect(piper.requests.withLock { $0.map(\.segments.count) } == [1, 1])
+        #expect(espeak.requests.withLock { $0.map(\.segments.count) } == [1])
+        // Each engine gets the client's whole text, so that its word positions stay the client's.
+        #expect(piper.requests.withLock { $0.allSatisfy { $0.text == text } })
+    }
+
+    @Test func piperGetsIPAWhereESpeakWouldGetMnemonicsAskedInItsModelsESpeakVoice() async throws {
+        let (router, espeak, piper) = engines()
+        let utterance = Utterance(
+            segments: [SpeechSegment(content: .phonemes("t@m'A:toU"), voice: "piper:en_US-joe-medium", sourceStart: 0, sourceLength: 6)],
+            rate: 175, pitch: 50, volume: 100)
+        _ = try await collect(router.synthesize(utterance))
+        #expect(piper.requests.withLock { $0.first?.segments.first?.content } == .phonemes("IPA<t@m'A:toU>"))
+        #expect(espeak.asked.withLock { $0 } == ["mnemonics t@m'A:toU in en-us"])
+    }
+
+    @Test func phonemeQuestionsForAPiperVoiceAreAskedOfESpeakInItsModelsVoice() async throws {
+        let (router, espeak, _) = engines()
+        _ = try await router.phonemeInventory(voice: "piper:en_US-joe-medium")
+        _ = try await router.phonemeInventory(voice: "fr")
+        #expect(espeak.asked.withLock { $0 } == ["inventory en-us", "inventory fr"])
+        #expect(try await router.ipa(ofLetter: "A", voice: "piper:en_US-joe-medium") == "letter A in en-us")
+    }
+
+    @Test func voicesListBothEnginesAndSayWhatCannotSpeak() async {
+        let (router, _, _) = engines()
+        let voices = await router.voices()
+        #expect(voices.map(\.identifier) == ["fr", "en-us", "piper:en_US-joe-medium", "piper:fr_FR-broken"])
+        #expect(voices.map(\.engine) == ["espeak-ng", "espeak-ng", "piper", "piper"])
+        #expect(voices[2].languages == ["en-us", "en"])
+        #expect(voices[2].quality == "medium")
+        #expect(voices[2].problem == nil)
+        #expect(voices[3].problem == "fr_FR-broken.onnx.json cannot be read")
+        // Without the runtime, every Piper voice says why it cannot speak.
+        let alone = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: nil, piperVoices: [Self.joe])
+        #expect(await alone.voices().first?.problem == "the Piper runtime is not installed (make voices)")
+    }
+
+    @Test func aConfiguredVoiceSaysItsLanguageAndAnUnknownOneIsLeftToESpeak() async throws {
+        let (router, _, _) = engines()
+        #expect(try await router.resolveVoice(language: "en-us") == "en-us")
+        let unknown = await router.setDefaultVoices([
+            ("en", "piper:en_US-joe-medium"), ("fr", "piper:fr_FR-broken"), ("de", "piper:nobody"),
+        ])
+        #expect(unknown.map(\.voice) == ["piper:fr_FR-broken", "piper:nobody"])
+        #expect(try await router.resolveVoice(language: "en") == "piper:en_US-joe-medium")
+        #expect(try await router.resolveVoice(language: "en_US.UTF-8") == "piper:en_US-joe-medium")
+        #expect(try await router.resolveVoice(language: "fr-fr") == "fr")
+    }
+
+    @Test func aPiperVoiceWithoutTheRuntimeFailsItsItemWithTheReason() async {
+        let alone = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: nil, piperVoices: [Self.joe])
+        let utterance = Utterance(segments: [segment("Hello", "piper:en_US-joe-medium", at: 0)], rate: 175, pitch: 50, volume: 100)
+        await #expect(throws: SpeechError.self) { _ = try await collect(alone.synthesize(utterance)) }
+    }
+}
+
+/// Voices found in folders (issue 27: a user drops `NAME.onnx` + `NAME.onnx.json` in a folder).
+@Suite struct PiperVoicesTests {
+    func folder() -> String {
+        var template = Array("/tmp/a11yd-voices-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    }
+
+    func write(_ path: String, _ text: String) {
+        let file = fopen(path, "w")!
+        fputs(text, file)
+        fclose(file)
+    }
+
+    static let description = """
+        {"audio": {"sample_rate": 22050, "quality": "medium"}, "espeak": {"voice": "en-us"},
+         "language": {"code": "en_US", "name_english": "English", "country_english": "United States"}, "dataset": "joe",
+         "phoneme_type": "espeak", "phoneme_id_map": {"a": [14]}}
+        """
+
+    @Test func voicesAreFoundTheUsersFirstAndEachProblemIsSaid() {
+        let user = folder(), system = folder()
+        write(user + "/en_US-joe-medium.onnx", "model")
+        write(user + "/en_US-joe-medium.onnx.json", Self.description)
+        write(system + "/en_US-joe-medium.onnx", "another model")
+        write(system + "/en_US-joe-medium.onnx.json", Self.description)
+        write(system + "/fr_FR-lonely.onnx", "model without description")
+        write(system + "/xx-bad.onnx", "model")
+        write(system + "/xx-bad.onnx.json", "{ not json")
+        write(system + "/zh-pinyin.onnx", "model")
+        write(system + "/zh-pinyin.onnx.json", #"{"phoneme_type": "pinyin", "language": {"code": "zh_CN"}}"#)
+        write(system + "/notes.txt", "not a voice")
+        let voices = PiperVoices.scan([user, "/nonexistent", system])
+        #expect(voices.map(\.name) == ["en_US-joe-medium", "fr_FR-lonely", "xx-bad", "zh-pinyin"])
+        #expect(voices[0].modelPath == user + "/en_US-joe-medium.onnx")
+        #expect(voices[0].language == "en-us")
+        #expect(voices[0].espeakVoice == "en-us")
+        #expect(voices[0].displayName == "Joe (English, United States)")
+        #expect(voices[0].problem == nil)
+        #expect(voices[0].info.identifier == "piper:en_US-joe-medium")
+        #expect(voices[1].problem == "no fr_FR-lonely.onnx.json beside the model")
+        #expect(voices[2].problem?.hasPrefix("xx-bad.onnx.json is not a Piper voice description") == true)
+        #expect(voices[3].problem?.contains("can phonemise only through eSpeak") == true)
+    }
+
+    @Test func theFoldersFollowXDG() {
+        #expect(PiperVoices.folders(environment: ["HOME": "/home/u"]) == [
+            "/home/u/.local/share/a11yd/voices", "/usr/local/share/a11yd/voices", "/usr/share/a11yd/voices",
+        ])
+        #expect(PiperVoices.folders(environment: ["XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/s:relative:/d"]) == [
+            "/d/a11yd/voices", "/s/a11yd/voices",
+        ])
+    }
+}

@@ -55,9 +55,7 @@ public struct Daemon: Sendable {
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
         let engine = try speechEngine(configuration: configuration)
-        for unknown in await engine.setDefaultVoices(configuration.voices.map { ($0.language, $0.voice) }) {
-            logger.error("[voices] names a voice a11yd does not have or that cannot speak; eSpeak's choice says that language", metadata: ["language": "\(unknown.language)", "voice": "\(unknown.voice)"])
-        }
+        await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
         for problem in lexicon.reload() {
@@ -93,7 +91,10 @@ public struct Daemon: Sendable {
                 speech: speech, configuration: ssipConfiguration, logger: logger)
         }
         let heapTrim = HeapTrimService(speech: speech)
-        let reload = ConfigReloadService(path: configPath, explicit: options.configPath != nil, speech: speech, logger: logger) {
+        let reload = ConfigReloadService(
+            path: configPath, explicit: options.configPath != nil, speech: speech, engines: engine, environment: options.environment,
+            logger: logger
+        ) {
             idleExit.reconsider()
         }
 
@@ -139,35 +140,24 @@ public struct Daemon: Sendable {
         logger.info("a11yd stopped")
     }
 
-    /// eSpeak-NG, and Piper beside it when `make voices` installed its runtime and voices.
+    /// eSpeak-NG, and Piper beside it when `make voices` installed its runtime: its worker starts
+    /// with the first Piper item, or at once if a language's configured voice is Piper's. Voices are
+    /// found by `ConfigReloadService.reloadVoices`, at start and on SIGHUP.
     func speechEngine(configuration: DaemonConfiguration) throws -> EngineRouter {
         let espeak = try espeakEngine()
-        let voices = PiperVoices.scan(PiperVoices.folders(environment: options.environment))
-        for voice in voices {
-            if let problem = voice.problem {
-                logger.error("Piper voice cannot speak", metadata: ["voice": "\(voice.identifier)", "problem": "\(problem)"])
-            }
+        guard let runtime = PiperRuntime.find(environment: options.environment) else {
+            return EngineRouter(espeak: espeak, piper: nil, piperVoices: [])
         }
-        var piper: WorkerEngine?
-        if !voices.isEmpty {
-            if let runtime = PiperRuntime.find(environment: options.environment) {
-                // Loaded before the first item if a language's default voice is Piper's.
-                let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
-                    .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
-                let idle = configuration.piperIdleSeconds
-                let launch = runtime.launch(
-                    sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: options.environment),
-                    preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment)
-                piper = try WorkerEngine(
-                    launch: launch, format: espeak.format,
-                    voices: voices.filter { $0.problem == nil }.map { VoiceEntry(info: $0.info, priorities: [5, 5]) },
-                    startNow: preload != nil, logger: logger)
-                logger.info("Piper voices found", metadata: ["voices": "\(voices.map(\.name).joined(separator: ", "))", "python": "\(runtime.python)"])
-            } else {
-                logger.notice("Piper voices found but no Piper runtime: run make voices", metadata: ["voices": "\(voices.map(\.name).joined(separator: ", "))"])
-            }
-        }
-        return EngineRouter(espeak: espeak, piper: piper, piperVoices: voices)
+        let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
+            .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
+        let idle = configuration.piperIdleSeconds
+        let launch = runtime.launch(
+            sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: options.environment),
+            preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment,
+            launcher: options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe")
+        let piper = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: preload != nil, logger: logger)
+        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python)"])
+        return EngineRouter(espeak: espeak, piper: piper, piperVoices: [])
     }
 
     /// Synthesis and phoneme look-ups in a sandboxed worker process, unless `A11YD_ENGINE_IN_PROCESS=1`

@@ -15,9 +15,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public let espeak: any SpeechEngine & PronunciationEngine
     /// nil when no Piper runtime is installed.
     private let piper: (any SpeechEngine)?
-    /// Piper's voices by identifier, including those that cannot speak (`VoiceInfo.problem`).
-    private let piperVoices: [String: PiperVoice]
-    private let piperOrder: [String]
+    /// Piper's voices, including those that cannot speak (`VoiceInfo.problem`): found again on reload.
+    private let piperVoices: Mutex<[PiperVoice]>
     /// The configured voice per language (`[voices]`), tried before eSpeak's own choice.
     private let configured: Mutex<VoiceCatalog>
 
@@ -26,15 +25,26 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public init(espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice]) {
         self.espeak = espeak
         self.piper = piper
-        self.piperVoices = Dictionary(piperVoices.map { ($0.identifier, $0) }) { first, _ in first }
-        self.piperOrder = piperVoices.map(\.identifier)
+        self.piperVoices = Mutex(piperVoices)
         self.configured = Mutex(VoiceCatalog([]))
+    }
+
+    /// The Piper voices found now (on SIGHUP: a voice the user dropped in a folder speaks without a
+    /// restart), and the configured voice per language checked against them. Returns what the log
+    /// should say of the defaults that name no voice that can speak.
+    public func reload(piperVoices found: [PiperVoice], defaults: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
+        piperVoices.withLock { $0 = found }
+        return await setDefaultVoices(defaults)
+    }
+
+    private func piperVoice(_ identifier: String) -> PiperVoice? {
+        piperVoices.withLock { voices in voices.first { $0.identifier == identifier } }
     }
 
     /// The configured default voice per language tag ("en" → "piper:en_US-joe-medium"); those that
     /// name no voice a11yd has are left out and returned, for the log.
     @discardableResult
-    public func setDefaultVoices(_ table: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
+    func setDefaultVoices(_ table: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
         let known = Set(await voices().filter { $0.problem == nil }.map(\.identifier))
         var kept: [VoiceEntry] = [], unknown: [(language: String, voice: String)] = []
         for (language, voice) in table {
@@ -51,7 +61,7 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     // MARK: - SpeechEngine
 
     public func voices() async -> [VoiceInfo] {
-        await espeak.voices() + piperOrder.compactMap { piperVoices[$0]?.info }.map { voice in
+        await espeak.voices() + piperVoices.withLock { $0.map(\.info) }.map { voice in
             guard piper == nil, voice.problem == nil else { return voice }
             var unavailable = voice
             unavailable.problem = "the Piper runtime is not installed (make voices)"
@@ -145,7 +155,7 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
 
     /// The eSpeak voice that phonemises for `voice` (itself when it is eSpeak's).
     func espeakVoice(for voice: String) -> String {
-        piperVoices[voice].map(\.espeakVoice) ?? voice
+        piperVoice(voice).map(\.espeakVoice) ?? voice
     }
 
     public func phonemeInventory(voice: String) async throws -> [PhonemeEntry] {

@@ -36,16 +36,25 @@ public struct PiperRuntime: Sendable, Equatable {
 
     /// How `WorkerEngine` starts it: one worker for every Piper voice, writing at `sampleRate`
     /// (eSpeak's, so that both engines play through one stream), loading `preload` before `ready`.
+    /// Started through `launcher` (a11yd itself: `SandboxedLauncher`), which shuts the process in
+    /// and then executes Python; nil starts Python directly, unprotected (tests of the worker alone).
     public func launch(
-        sampleRate: Int, voiceFolders: [String], preload: String?, idleLimit: Duration?, environment: [String: String]
+        sampleRate: Int, voiceFolders: [String], preload: String?, idleLimit: Duration?, environment: [String: String],
+        launcher: String? = "/proc/self/exe"
     ) -> WorkerLaunch {
-        var arguments = [script, "--sample-rate", String(sampleRate), "--threads", "1"]
-        for folder in voiceFolders { arguments += ["--voices-dir", folder] }
-        if let preload { arguments += ["--preload", preload] }
+        var worker = [script, "--sample-rate", String(sampleRate), "--threads", "1"]
+        for folder in voiceFolders { worker += ["--voices-dir", folder] }
+        if let preload { worker += ["--preload", preload] }
+        var arguments = worker
+        if launcher != nil {
+            // The venv (its site-packages, pyvenv.cfg), the script's folder and the voices: read-only.
+            let readable = [Path.parent(of: Path.parent(of: Path.parent(of: python))), Path.parent(of: script)] + voiceFolders
+            arguments = ["--engine-worker", "--exec", python] + readable.flatMap { ["--read", $0] } + ["--"] + worker
+        }
         // Python's own variables stay out (a PYTHONPATH from the user's shell would change what runs).
         let passed = environment.filter { ["HOME", "LANG", "LC_ALL"].contains($0.key) }
         return WorkerLaunch(
-            engine: .piper, executable: python, arguments: arguments,
+            engine: .piper, executable: launcher ?? python, arguments: arguments,
             environment: passed.merging(["PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"]) { _, new in new },
             // Python, onnxruntime and a 60 MB model: about a second here, more on a loaded machine.
             readyLimit: .seconds(30),

@@ -39,8 +39,16 @@ struct A11yd: ParsableCommand {
     @Option(help: .hidden) var espeakData: String?
     /// With --engine-worker: sandbox as a worker, try what the sandbox forbids, print what happened.
     @Option(help: .hidden) var sandboxProbe: String?
+    /// With --engine-worker: shut the process in, then execute this program (the Piper worker's
+    /// Python) with the arguments after `--`, reading only what --read names besides its runtime.
+    @Option(help: .hidden) var exec: String?
+    @Option(help: .hidden) var read: [String] = []
+    @Argument(parsing: .postTerminator, help: .hidden) var execArguments: [String] = []
 
     func run() throws {
+        if engineWorker, let exec {
+            SandboxedLauncher.run(program: exec, arguments: execArguments, readable: read)
+        }
         if engineWorker {
             if let sandboxProbe { EngineWorkerProcess.probe(dataFolder: espeakData, writing: sandboxProbe) }
             EngineWorkerProcess.run(dataFolder: espeakData)

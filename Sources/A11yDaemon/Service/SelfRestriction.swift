@@ -72,33 +72,9 @@ public enum SelfRestriction {
         return rules
     }
 
-    /// a11yd's own executable and its ELF interpreter (the dynamic loader, found where the kernel
-    /// mapped it: the mapping at `AT_BASE` in /proc/self/maps).
+    /// a11yd's own executable and its ELF interpreter (the dynamic loader execve runs it with).
     static var selfExecution: [String] {
-        var files = ["/proc/self/exe"]
-        if let base = loaderBase(), let maps = try? TextFile.read("/proc/self/maps", limit: 1 << 20) {
-            let prefix = String(base, radix: 16) + "-"
-            for line in maps.split(separator: "\n") where line.hasPrefix(prefix) {
-                if let slash = line.firstIndex(of: "/") { files.append(String(line[slash...])) }
-                break
-            }
-        }
-        return files
-    }
-
-    /// `AT_BASE` from /proc/self/auxv (pairs of native words; getauxval is not in Swift's Glibc).
-    private static func loaderBase() -> UInt? {
-        let descriptor = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var words = [UInt](repeating: 0, count: 128)
-        let count = words.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        let pairs = count / (2 * MemoryLayout<UInt>.stride)
-        for pair in 0..<pairs where words[2 * pair] == 7 /* AT_BASE */ {
-            return words[2 * pair + 1] == 0 ? nil : words[2 * pair + 1]
-        }
-        return nil
+        ["/proc/self/exe"] + (DynamicLoader.path.map { [$0] } ?? [])
     }
 
     /// Applies `rules(for:)` unless switched off or threads already run; what happened, for the log.

@@ -1,5 +1,4 @@
 import A11yCore
-import A11yEngineWorker
 import A11yPronunciation
 import Logging
 import ServiceLifecycle
@@ -44,18 +43,7 @@ public final class SpeechService: SpeechControl, Service {
     /// Applies a reloaded configuration to what comes next. Only the voice settings take effect
     /// without a restart (`ConfigReloadService` says which).
     public func update(_ new: DaemonConfiguration) {
-        let old = planner.configuration.withLock { configuration in
-            defer { configuration = new }
-            return configuration
-        }
-        if old.voices != new.voices, let router = planner.engine as? EngineRouter {
-            let logger = planner.logger
-            Task {
-                for unknown in await router.setDefaultVoices(new.voices.map { ($0.language, $0.voice) }) {
-                    logger.error("[voices] names a voice a11yd does not have or that cannot speak", metadata: ["language": "\(unknown.language)", "voice": "\(unknown.voice)"])
-                }
-            }
-        }
+        planner.configuration.withLock { $0 = new }
     }
 
     public func run() async throws {

@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "A11yIntegrationTests",
             dependencies: [
-                "A11yDaemon", "A11yProtocol", "A11yJSONLines", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
+                "A11yDaemon", "A11yEngineWorker", "A11yProtocol", "A11yJSONLines", "A11yCore", "A11ySSIP", "A11yFrontEnd", "A11yPronunciation", "A11ySystem", "A11yTestSupport",
                 "A11yConfiguration", "A11ySayCommandLine",
             ]
         ),

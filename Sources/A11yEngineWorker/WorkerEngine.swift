@@ -77,6 +77,8 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         /// No worker could start, and this engine has no in-process fallback: requests fail at
         /// once with `why` until `until`, then a start is tried again.
         var unstartable: (until: ContinuousClock.Instant, why: String)?
+        /// `shutDown()` was called: the link thread ends its worker and itself.
+        var shutDown = false
     }
 
     private let state: Mutex<State>
@@ -211,13 +213,24 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         return stream
     }
 
+    /// Ends the worker and the link thread (a daemon inside a test process, which does not exit when
+    /// its speech shuts down); what is asked afterwards fails. a11yd itself never calls it: its
+    /// workers die with it.
+    public func shutDown() {
+        state.withLock { $0.shutDown = true }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
     /// Hands `work` to the link thread, or to the in-process engine once no worker can start.
     private func submit(_ work: Work) {
-        let inProcessOnly = state.withLock { state in
-            if !state.inProcessOnly { state.work.append(work) }
-            return state.inProcessOnly
+        let (inProcessOnly, shutDown) = state.withLock { state in
+            if !state.inProcessOnly, !state.shutDown { state.work.append(work) }
+            return (state.inProcessOnly, state.shutDown)
         }
-        if inProcessOnly {
+        if shutDown {
+            Self.fail(work, SpeechError(.shuttingDown, "the \(launch.engine.rawValue) engine was shut down"))
+        } else if inProcessOnly {
             doInProcess(work)
         } else {
             var byte: UInt8 = 1
@@ -284,9 +297,28 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
 
     // MARK: - The link thread
 
-    private func serve() -> Never {
+    /// What a request is answered with when it will not be tried.
+    private static func fail(_ work: Work, _ error: SpeechError) {
+        switch work {
+        case .synthesis(let job): job.sink.finish(throwing: error)
+        case .question(let question): question.reply(.failure(error))
+        }
+    }
+
+    /// Serves until `shutDown()`; the thread then ends, and with it (PR_SET_PDEATHSIG) any worker.
+    private func serve() {
         var drain = [UInt8](repeating: 0, count: 64)
         while true {
+            let (closing, worker, left) = state.withLock { state in
+                defer { if state.shutDown { state.work.removeAll() } }
+                return (state.shutDown, state.worker, state.shutDown ? state.work : [])
+            }
+            if closing {
+                for work in left { Self.fail(work, SpeechError(.shuttingDown, "the \(launch.engine.rawValue) engine was shut down")) }
+                if let worker { _ = worker.reap() }
+                state.withLock { $0.worker = nil }
+                return
+            }
             // Asleep until a request comes or the idle worker's channel stirs (it can only die), or
             // until the idle worker has been idle long enough to be ended (`launch.idleLimit`).
             let idle = state.withLock { $0.work.isEmpty ? $0.worker : nil }
@@ -472,7 +504,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             return state.failures[key]!
         }
         logger.error(
-            "the speech engine worker \(what) while \(doing); \(ending)",
+            "the \(launch.engine.rawValue) worker \(what) while \(doing); \(ending)",
             metadata: ["pid": "\(worker.pid)", "failures_of_this_request": "\(failures)"])
         return ending
     }

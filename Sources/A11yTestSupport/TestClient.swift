@@ -151,9 +151,9 @@ extension Post {
     /// A text post, as tests write them.
     public static func say(
         _ text: String, kind: NotificationKind = .announcement, queue: Bool? = nil, priority: Priority? = nil,
-        rate: Double? = nil, lang: String? = nil
+        rate: Double? = nil, lang: String? = nil, voice: String? = nil
     ) -> Post {
-        Post(text: text, kind: kind, queue: queue, priority: priority, lang: lang, rate: rate)
+        Post(text: text, kind: kind, queue: queue, priority: priority, lang: lang, rate: rate, voice: voice)
     }
 }
 

@@ -2,6 +2,7 @@ import A11yAudio
 import A11yCore
 import A11yDaemon
 import A11yEngine
+import A11yEngineWorker
 import A11yFrontEnd
 import A11yJSONLines
 import A11yPronunciation
@@ -28,6 +29,8 @@ final class DaemonHarness {
     /// Ends when speech has shut down (after the last `finished`).
     private let speechEvents: AsyncStream<ClientEvent>
     private var clients: [TestClient] = []
+    /// The Piper worker's supervisor (`piper: true`), ended with the harness: this process outlives it.
+    private var piperEngine: WorkerEngine?
 
     static let logger: Logger = {
         var logger = Logger(label: "a11yd-test")
@@ -40,12 +43,29 @@ final class DaemonHarness {
 
     init(
         configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, outboxLimits: Outbox<ServerMessage>.Limits = .init(),
-        ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true
+        ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true, piper: Bool = false
     ) async throws {
         pulse = try soundServer.make(started: soundServerRunning)
         // A folder that does not exist yet: the daemon makes it, owner-only.
         self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
-        let engine = try EspeakEngine(logger: Self.logger)
+        let espeak = try EspeakEngine(logger: Self.logger)
+        let engine: any SpeechEngine & PronunciationEngine
+        if piper {
+            // The real Piper worker beside eSpeak, started by the built a11yd in its sandbox, as the
+            // daemon does (`Daemon.speechEngine`).
+            let environment = try PiperTestVoice.environment()
+            guard let runtime = PiperRuntime.find(environment: environment) else { throw TestFailure("no Piper runtime in \(environment)") }
+            let launch = runtime.launch(
+                sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: environment),
+                preload: PiperTestVoice.name, idleLimit: nil, environment: environment, launcher: PiperTestVoice.a11yd)
+            let piperEngine = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: true, logger: Self.logger)
+            self.piperEngine = piperEngine
+            let router = EngineRouter(espeak: espeak, piper: piperEngine, piperVoices: [])
+            _ = await router.reload(piperVoices: PiperVoices.scan(PiperVoices.folders(environment: environment)), defaults: [])
+            engine = router
+        } else {
+            engine = espeak
+        }
         let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
         if soundServerRunning { try await output.waitUntilConnected() }
         var configuration = configuration
@@ -105,6 +125,7 @@ final class DaemonHarness {
         for await _ in speechEvents {}
         for client in clients { await client.close() }
         _ = try? await running.value
+        piperEngine?.shutDown()
     }
 }
 

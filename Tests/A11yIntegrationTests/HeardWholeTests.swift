@@ -29,7 +29,24 @@ import Testing
         var kind = NotificationKind.announcement
         var boundary: PauseBoundary
         var moment: Moment
-        var testDescription: String { "\(boundary) pause at \(moment)\(kind == .screenChanged ? " of a screenChanged" : "")" }
+        /// nil: the daemon's default (eSpeak's French).
+        var voice: String?
+        var testDescription: String {
+            "\(boundary) pause at \(moment)\(kind == .screenChanged ? " of a screenChanged" : "")\(voice.map { " in \($0)" } ?? "")"
+        }
+
+        var post: Post { .say(text, kind: kind, voice: voice) }
+    }
+
+    /// About 4 s of English in the natural voice: its pauses and stops must hold as eSpeak's do (issue 27).
+    static let englishSentence = "my friend Emily read the long novel in one year, along the lake, but he did not, he was ill"
+
+    /// Every scenario again, in the Piper voice.
+    static let piperScenarios: [Scenario] = scenarios.map { scenario in
+        var piper = scenario
+        piper.voice = PiperTestVoice.identifier
+        piper.text = scenario.text == sentence ? englishSentence : englishSentence + " " + englishSentence
+        return piper
     }
 
     static let scenarios: [Scenario] =
@@ -52,10 +69,18 @@ import Testing
     /// Every scenario on one daemon (a private server each would double the suite's time), each
     /// compared with its text heard unpaused on that daemon.
     @Test func pausedAndResumedIsHeardWhole() async throws {
-        let daemon = try await DaemonHarness()
+        try await everyScenario(Self.scenarios, on: DaemonHarness())
+    }
+
+    /// The same in the natural voice, through the real Piper worker (issue 27).
+    @Test func pausedAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await everyScenario(Self.piperScenarios, on: DaemonHarness(piper: true))
+    }
+
+    func everyScenario(_ scenarios: [Scenario], on daemon: DaemonHarness) async throws {
         var references: [String: HeardWhole] = [:]
-        for scenario in Self.scenarios {
-            let post = Post.say(scenario.text, kind: scenario.kind)
+        for scenario in scenarios {
+            let post = scenario.post
             let key = "\(scenario.kind) \(scenario.text)"
             if references[key] == nil { references[key] = HeardWhole(reference: try await Self.reference(post, on: daemon)) }
             let oracle = try #require(references[key])

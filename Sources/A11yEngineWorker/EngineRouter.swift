@@ -83,7 +83,9 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
         let task = Task {
             do {
-                var offset = 0
+                // Each engine counts frames from the start of what it was given: a run's words and
+                // marks move by what the runs before it said, never by its own earlier chunks.
+                var runStart = 0
                 for run in runs {
                     var part = request
                     part.segments = run.segments
@@ -98,10 +100,12 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
                         part.segments = try await piperSegments(run.segments)
                         engine = piper
                     }
+                    var said = 0
                     for try await chunk in engine.synthesize(part) {
-                        continuation.yield(Self.shifted(chunk, by: offset))
-                        offset += chunk.samples.count
+                        continuation.yield(Self.shifted(chunk, by: runStart))
+                        said += chunk.samples.count
                     }
+                    runStart += said
                 }
                 continuation.finish()
             } catch {

@@ -9,8 +9,9 @@ import Testing
 /// The router between eSpeak and Piper (issue 27), with fake engines: what goes where, and how a
 /// mixed utterance comes back as one stream.
 @Suite struct EngineRouterTests {
-    /// An engine that says each segment as `samples` frames of its `tag`, with one word at its
-    /// first frame, and answers phoneme questions by naming the voice it was asked in.
+    /// An engine that says each segment as two chunks of `samples` frames of its `tag`, with one
+    /// word at the segment's first frame and one at its second chunk, and answers phoneme questions
+    /// by naming the voice it was asked in.
     final class Recording: SpeechEngine, PronunciationEngine {
         let tag: Int16
         let samples: Int
@@ -34,8 +35,12 @@ import Testing
                 for segment in request.segments {
                     continuation.yield(SynthesisChunk(
                         samples: Array(repeating: tag, count: samples),
-                        words: [WordMark(frame: frame, start: segment.sourceStart, length: segment.sourceLength)],
+                        words: [WordMark(frame: frame, start: segment.sourceStart, length: 1)],
                         marks: segment.options.markBefore.map { [NamedMark(frame: frame, name: $0)] } ?? []))
+                    frame += samples
+                    continuation.yield(SynthesisChunk(
+                        samples: Array(repeating: tag, count: samples),
+                        words: [WordMark(frame: frame, start: segment.sourceStart + 1, length: 1)]))
                     frame += samples
                 }
                 continuation.finish()
@@ -94,7 +99,7 @@ import Testing
         let (router, espeak, piper) = engines()
         let utterance = Utterance(segments: [segment("bonjour", "fr", at: 0)], rate: 175, pitch: 50, volume: 100)
         let chunks = try await collect(router.synthesize(utterance))
-        #expect(chunks.flatMap(\.samples) == Array(repeating: 1, count: 10))
+        #expect(chunks.flatMap(\.samples) == Array(repeating: 1, count: 20))
         #expect(espeak.requests.withLock { $0 } == [utterance])
         #expect(piper.requests.withLock { $0 }.isEmpty)
     }
@@ -111,11 +116,14 @@ import Testing
             ],
             rate: 175, pitch: 50, volume: 100)
         let chunks = try await collect(router.synthesize(utterance))
-        #expect(chunks.flatMap(\.samples) == Array(repeating: 2, count: 7) + Array(repeating: 1, count: 10) + Array(repeating: 2, count: 7))
+        #expect(chunks.flatMap(\.samples) == Array(repeating: 2, count: 14) + Array(repeating: 1, count: 20) + Array(repeating: 2, count: 14))
+        // Frames from the utterance's start: each run moved by the runs before it, not by its own chunks.
         #expect(chunks.flatMap(\.words) == [
-            WordMark(frame: 0, start: 0, length: 7), WordMark(frame: 7, start: 7, length: 9), WordMark(frame: 17, start: 16, length: 7),
+            WordMark(frame: 0, start: 0, length: 1), WordMark(frame: 7, start: 1, length: 1),
+            WordMark(frame: 14, start: 7, length: 1), WordMark(frame: 24, start: 8, length: 1),
+            WordMark(frame: 34, start: 16, length: 1), WordMark(frame: 41, start: 17, length: 1),
         ])
-        #expect(chunks.flatMap(\.marks) == [NamedMark(frame: 7, name: "here")])
+        #expect(chunks.flatMap(\.marks) == [NamedMark(frame: 14, name: "here")])
         #expect(piper.requests.withLock { $0.map(\.segments.count) } == [1, 1])
         #expect(espeak.requests.withLock { $0.map(\.segments.count) } == [1])
         // Each engine gets the client's whole text, so that its word positions stay the client's.

@@ -1,5 +1,7 @@
 /// What a player tells the coordinator about its item.
 public enum PlayerReport: Sendable, Equatable {
+    /// The item's first frame was heard: it has begun to sound (told once, before its first word).
+    case audible
     case word(start: Int, length: Int)
     case mark(name: String)
     case pausedAtWord

@@ -9,6 +9,8 @@
 /// The invariant, checked in every row and by a randomized test over long input sequences:
 /// - an item is complete only once synthesis has ended and the output has played every frame
 ///   appended, to the end of its track;
+/// - the item is told audible once, when its first frame has been played (at completion if no
+///   report said so before), before any of its words and marks;
 /// - every word and mark is told exactly once, in the order of its frame, and only once its first
 ///   frame has been played (at completion, any still untold are told);
 /// - a word pause is told (`pausedAtWord`) only once the output has played up to the word where
@@ -108,6 +110,8 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
     public private(set) var progress = PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: true)
     /// Set once the item is over; every later input is ignored.
     public private(set) var outcome: SpeechQueue.PlaybackOutcome?
+    /// Whether `.audible` was reported.
+    private var toldAudible = false
     private var untoldWords: [WordMark] = []
     private var untoldMarks: [NamedMark] = []
     private var watch: Watch?
@@ -185,10 +189,15 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
         return [.hold(at: word.frame)]
     }
 
-    /// Tells the words and marks whose first frame is below `played`, in the order of their
-    /// frames (a mark before the word at the same frame: it stands before it in the text).
+    /// Tells that the item is audible once anything of it was played, then the words and marks
+    /// whose first frame is below `played`, in the order of their frames (a mark before the word at
+    /// the same frame: it stands before it in the text).
     private mutating func tell(heardUpTo played: Int) -> [Command] {
         var commands: [Command] = []
+        if !toldAudible, played > 0 {
+            toldAudible = true
+            commands.append(.report(.audible))
+        }
         while true {
             let word = untoldWords.first.flatMap { $0.frame < played ? $0 : nil }
             let mark = untoldMarks.first.flatMap { $0.frame < played ? $0 : nil }

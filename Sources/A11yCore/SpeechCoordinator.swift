@@ -146,6 +146,8 @@ public actor SpeechCoordinator {
     private func playerReported(_ report: PlayerReport, for id: UtteranceID) {
         guard queue.current?.item.id == id else { return }
         switch report {
+        case .audible:
+            apply(queue.playbackAudible(id))
         case .word(let start, let length):
             apply(queue.wordHeard(id, start: start, length: length))
         case .mark(let name):

@@ -53,6 +53,9 @@ public struct SpeechQueue: Sendable {
         /// Where the last word heard starts, in Unicode scalars of the item's text: where the item
         /// goes on from if its client pauses it. Nil before the first word.
         public var lastWordStart: Int? = nil
+        /// Whether `started` (or `resumed`) was told: once its sound began, not when it was chosen
+        /// (a natural voice may take a second to load; nothing may say it speaks before it does).
+        public var toldStarted = false
     }
 
     public enum State: String, Sendable, Equatable {
@@ -426,8 +429,11 @@ public struct SpeechQueue: Sendable {
         let ending: Effect
         switch (outcome, current.phase) {
         case (.completed, _):
-            // Even if it was being cut, it got to the end first.
-            ending = finish(current.item, .spoken)
+            // Even if it was being cut, it got to the end first; and it was heard, if no report
+            // said so before its end.
+            let told = current.toldStarted || !current.phase.isKept
+                ? [] : [emit(current.item.isRemainder ? .resumed(id) : .started(id), about: current.item)]
+            return told + [finish(current.item, .spoken)] + pausedQueueIfAny(current) + startNextIfIdle()
         case (.failed(let error), _):
             ending = finish(current.item, .error, message: error.message)
         case (.cancelled, .stopping(let reason)):
@@ -435,13 +441,15 @@ public struct SpeechQueue: Sendable {
         case (.cancelled, _):
             ending = finish(current.item, .error, message: "playback was cancelled unexpectedly")
         }
-        if case .pausingAtWord = current.phase {
-            // It ended before reaching a word boundary: the pause now holds before the next item
-            // (of its client only, when only its client was paused). That is the queue's state,
-            // told after the item's last event.
-            return [ending, emit(.queuePaused(owner: current.item.owner), about: current.item)] + startNextIfIdle()
-        }
-        return [ending] + startNextIfIdle()
+        return [ending] + pausedQueueIfAny(current) + startNextIfIdle()
+    }
+
+    /// An item that ended before reaching the word boundary its pause waited for: the pause now
+    /// holds before the next item (of its client only, when only its client was paused). That is
+    /// the queue's state, told after the item's last event.
+    private func pausedQueueIfAny(_ current: Current) -> [Effect] {
+        guard case .pausingAtWord = current.phase else { return [] }
+        return [emit(.queuePaused(owner: current.item.owner), about: current.item)]
     }
 
     /// A word of the speaking item began to be heard: it is told, and remembered as where the item
@@ -465,7 +473,8 @@ public struct SpeechQueue: Sendable {
     /// paused, and is then subject to its priority's rules like any waiting item.
     private mutating func park(_ current: Current) {
         var rest = current.item
-        rest.isRemainder = true
+        // Told `resumed` when it goes on only if its clients were told it had started.
+        rest.isRemainder = current.toldStarted || current.item.isRemainder
         if let start = current.lastWordStart {
             rest.utterance = rest.utterance.resuming(at: start)
             rest.playsEarcon = false
@@ -477,8 +486,15 @@ public struct SpeechQueue: Sendable {
         guard current == nil, !isPaused, let index = pending.firstIndex(where: { !isHeld($0) }) else { return [] }
         let next = removePending(at: index)
         current = Current(item: next, phase: .speaking)
-        // The rest of a parked item goes on: for its clients that is a resume, not a new start.
-        return [.play(next), emit(next.isRemainder ? .resumed(next.id) : .started(next.id), about: next)]
+        return [.play(next)]
+    }
+
+    /// The speaking item's first sound was heard: it is told `started` (the rest of a parked item:
+    /// `resumed`, for its clients that is a resume, not a new start), once, before its first word.
+    public mutating func playbackAudible(_ id: UtteranceID) -> [Effect] {
+        guard let current, current.item.id == id, current.phase.isKept, !current.toldStarted else { return [] }
+        self.current?.toldStarted = true
+        return [emit(current.item.isRemainder ? .resumed(id) : .started(id), about: current.item)]
     }
 
     /// Removes the waiting SSIP items of `priorities`; no pass at all when none waits.

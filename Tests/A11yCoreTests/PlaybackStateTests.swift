@@ -27,7 +27,8 @@ import Testing
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [word(0, 0), word(400, 5)], marks: []), now: Self.t0)
         #expect(reports(state.handle(progress(played: 0, appended: 1000), now: Self.t0)) == [])
-        #expect(reports(state.handle(progress(played: 1, appended: 1000), now: Self.t0)) == [.word(start: 0, length: 1)])
+        // Its first frame heard: the item is audible (`started`), then its first word, once each.
+        #expect(reports(state.handle(progress(played: 1, appended: 1000), now: Self.t0)) == [.audible, .word(start: 0, length: 1)])
         #expect(reports(state.handle(progress(played: 400, appended: 1000), now: Self.t0)) == [])
         #expect(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)) == [.word(start: 5, length: 1)])
         #expect(reports(state.handle(progress(played: 900, appended: 1000), now: Self.t0)) == [], "each word once")
@@ -37,7 +38,7 @@ import Testing
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [word(200, 3)], marks: [NamedMark(frame: 200, name: "m")]), now: Self.t0)
         let told = reports(state.handle(progress(played: 500, appended: 1000), now: Self.t0))
-        #expect(told == [.mark(name: "m"), .word(start: 3, length: 1)])
+        #expect(told == [.audible, .mark(name: "m"), .word(start: 3, length: 1)])
     }
 
     @Test func completeOnlyOnceTheEndIsPlayedAndSynthesisEnded() {
@@ -115,7 +116,7 @@ import Testing
         #expect(state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0).contains(.wake(at: at(3))))
         #expect(state.handle(progress(played: 0, appended: 1000), now: at(1)).isEmpty, "the deadline stands")
         // It moved: the deadline moves with it.
-        #expect(state.handle(progress(played: 10, appended: 1000), now: at(2)) == [.wake(at: at(5))])
+        #expect(state.handle(progress(played: 10, appended: 1000), now: at(2)) == [.report(.audible), .wake(at: at(5))])
         let failed = state.handle(.deadline, now: at(5))
         guard case .finish(.failed(let error)) = failed.last else { Issue.record("\(failed)"); return }
         #expect(error.code == .audioUnavailable && error.message.contains("progress"))

@@ -18,6 +18,15 @@ import Testing
         return (coordinator, output, log, pump)
     }
 
+    /// Lets the fake server play the item's first frames until it is told `started` (told once its
+    /// sound is heard, not when it is chosen).
+    func hearStart(_ id: UInt64, _ output: FakeOutput, _ log: EventLog) async {
+        while await !log.events.contains(.started(UtteranceID(rawValue: id))) {
+            output.advance(by: 1)
+            await Task.yield()
+        }
+    }
+
     /// Lets the fake server play until `count` items have finished (controls may still be in flight).
     func playOut(_ output: FakeOutput, _ log: EventLog, until count: Int) async {
         while await log.finishedCount() < count {
@@ -91,9 +100,9 @@ import Testing
         let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         await coordinator.post(item(2, text: "quatre"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 2))) }
+        await hearStart(2, output, log)
         await playOut(output, log, until: 2)
         #expect(await log.events.finishes().map(\.1) == [.interrupted, .spoken])
         let trail = output.state.withLock { $0.log }
@@ -104,12 +113,13 @@ import Testing
         let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         #expect(await coordinator.pause(at: .immediate))
         await log.wait { $0.contains(.paused(UtteranceID(rawValue: 1))) }
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
+        let heard = output.state.withLock { $0.played }
         output.advance(by: 1000)  // a paused server plays nothing
-        #expect(output.state.withLock { $0.played } == 0)
+        #expect(output.state.withLock { $0.played } == heard)
         #expect(await coordinator.resume())
         await playOut(output, log, until: 1)
         #expect(output.state.withLock { $0.tracks } == 1, "resumed, not restarted")
@@ -163,7 +173,7 @@ import Testing
         let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         for n in 0..<200 {
             #expect(await coordinator.pause(at: n % 3 == 0 ? .word : .immediate))
             #expect(await coordinator.resume())
@@ -188,7 +198,7 @@ import Testing
         defer { pump.cancel() }
 
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output.fake, log)
         #expect(await coordinator.pause(at: .immediate))
         while output.heldCalls == 0 { await Task.yield() }  // the cork is in flight
         #expect(await coordinator.stop())
@@ -280,13 +290,13 @@ import Testing
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await coordinator.post(item(2, queued: true, text: "quatre"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         // 90 ms without progress: still waiting.
         await clock.run(for: .milliseconds(90), step: .milliseconds(5))
         #expect(await log.finishedCount() == 0)
         // Past 100 ms the watchdog gives up on item 1, and item 2 plays.
         await clock.run(for: .milliseconds(30), step: .milliseconds(5))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 2))) }
+        await hearStart(2, output, log)
         while await log.finishedCount() < 2 {
             output.advance(by: 1000)
             await clock.run(for: .milliseconds(5), step: .milliseconds(5))
@@ -303,7 +313,7 @@ import Testing
         let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         await clock.waitForSleeper()
         #expect(clock.sleeperCount == 1, "the watchdog's deadline, while audio should move")
         #expect(await coordinator.pause(at: .immediate))
@@ -330,7 +340,7 @@ import Testing
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
         await coordinator.post(item(2, queued: true, text: "quatre"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         output.setConnected(false)
         await clock.run(for: .milliseconds(90), step: .milliseconds(5))
         #expect(await log.finishedCount() == 0)
@@ -346,7 +356,7 @@ import Testing
         let (coordinator, output, clock, log, pump) = makeTimedCoordinator()
         defer { pump.cancel() }
         await coordinator.post(item(1, text: "un deux trois"))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         output.setConnected(false)
         await clock.run(for: .milliseconds(80), step: .milliseconds(5))
         output.setConnected(true)
@@ -384,11 +394,11 @@ import Testing
     }
 
     @Test func statusReportsCurrentAndPending() async {
-        let (coordinator, _, log, pump) = makeCoordinator(instant: false)
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1))
         await coordinator.post(item(2, queued: true))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         let status = await coordinator.status()
         #expect(status.state == .speaking)
         #expect(status.current?.id.rawValue == 1)
@@ -396,11 +406,11 @@ import Testing
     }
 
     @Test func shutDownFinishesEverythingAndRefusesNewItems() async {
-        let (coordinator, _, log, pump) = makeCoordinator(instant: false)
+        let (coordinator, output, log, pump) = makeCoordinator(instant: false)
         defer { pump.cancel() }
         await coordinator.post(item(1))
         await coordinator.post(item(2, queued: true))
-        await log.wait { $0.contains(.started(UtteranceID(rawValue: 1))) }
+        await hearStart(1, output, log)
         await coordinator.shutDown()
         // Refused, not queued: the event stream has ended (the front end answers for it).
         #expect(await coordinator.post(item(3)) == false)

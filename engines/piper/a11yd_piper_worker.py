@@ -33,11 +33,13 @@ What it does, and how it differs from the eSpeak worker:
 
 import argparse
 import ctypes
+import faulthandler
 import json
 import math
 import os
 import queue
 import re
+import signal
 import struct
 import sys
 import threading
@@ -254,7 +256,8 @@ class Channel:
                     written = os.write(self.fd, view)
                 except InterruptedError:
                     continue
-                except OSError:
+                except OSError as error:
+                    log(f"writing to a11yd: {error}")
                     os._exit(0)  # a11yd is gone: no one to serve
                 view = view[written:]
 
@@ -1193,6 +1196,9 @@ def serve(arguments):
 
 
 def main():
+    faulthandler.enable()  # a crash in eSpeak or onnxruntime leaves its Python stack in a11yd's log
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, lambda number, _: (log(f"ended by {signal.Signals(number).name}"), os._exit(128 + number)))
     parser = argparse.ArgumentParser(description="a11yd's Piper engine worker (frames on descriptor 0)")
     parser.add_argument("--sample-rate", type=int, default=22050)
     parser.add_argument("--voices-dir", action="append", required=True)

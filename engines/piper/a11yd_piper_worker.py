@@ -833,7 +833,6 @@ class Synthesizer:
         self.sample_rate = sample_rate
         self.chunk_frames = max(sample_rate // 10, 1)
         self.jobs = queue.Queue()
-        self.current = None
         self.pending = {}
         self.lock = threading.Lock()
         self.phonemizer = None

@@ -59,7 +59,7 @@ def main():
     first_chunk(worker, 1, HELLO)
     print(f"RSS after load and 'Hello.': {rss_mb(worker.process.pid):.0f} MB (after the earlier first request: {rss_ready:.0f})")
     request_id = 10
-    for name, text in (("Hello.", HELLO), ("40 words", FORTY)):
+    for name, text in (("Hello.", HELLO), (f"{len(FORTY.split())} words", FORTY)):
         firsts, factors = [], []
         for _ in range(arguments.runs):
             request_id += 1
@@ -68,7 +68,7 @@ def main():
             factors.append(total / seconds)
         print(f"{name}: first chunk median {statistics.median(firsts):.0f} ms (min {min(firsts):.0f}, max "
               f"{max(firsts):.0f}); real-time factor {statistics.median(factors):.3f}")
-    print(f"RSS after the 40-word texts: {rss_mb(worker.process.pid):.0f} MB")
+    print(f"RSS after the {len(FORTY.split())}-word texts: {rss_mb(worker.process.pid):.0f} MB")
     request_id += 1
     _, total, seconds = first_chunk(worker, request_id, LONG)
     print(f"RSS after a {len(LONG.split())}-word text ({seconds:.0f} s of audio in {total:.1f} s): "

@@ -100,6 +100,10 @@ CLAUSE_TERMINATORS = {
     30 | 0x01000 | 0x40000: ";",
 }
 LANGUAGE_SWITCH = re.compile(r"\([^)]+\)")
+# The most eSpeak words said in one inference: a clause without punctuation can be any length, and its
+# first sound waits for all of it (about 0.15 s per second of speech on one thread here). Longer clauses
+# are said in pieces of this many words, each with the model's own lead-in and ending (a short pause).
+MAXIMUM_WORDS_PER_INFERENCE = 24
 
 
 def log(text):
@@ -938,7 +942,7 @@ class Synthesizer:
             if current is None:
                 current = Unit(voice, length_scale, volume)
             marks = [("mark", segment.mark)] if segment.mark is not None else []
-            for words, terminator, closes, anchors in self.pieces(segment):
+            for words, terminator, closes, anchors in self.split(self.pieces(segment)):
                 job.check()
                 if not current.open:
                     current = Unit(voice, length_scale, volume)
@@ -958,6 +962,22 @@ class Synthesizer:
                 current.anchor_here(kind, payload)
         if current is not None and (current.phonemes or current.events):
             yield current
+
+    @staticmethod
+    def split(pieces):
+        """`pieces` with each longer than MAXIMUM_WORDS_PER_INFERENCE words cut into pieces that are not."""
+        size = MAXIMUM_WORDS_PER_INFERENCE
+        for words, terminator, closes, anchors in pieces:
+            if len(words) <= size:
+                yield words, terminator, closes, anchors
+                continue
+            count = -(-len(words) // size)
+            for part in range(count):
+                last = part == count - 1
+                low, high = part * size, (part + 1) * size
+                mine = [(x - low, kind, payload) for x, kind, payload in anchors
+                        if (x >= low or part == 0) and (x < high or last)]
+                yield words[low:high], terminator if last else "", closes if last else True, mine
 
     # Clause by clause: a clause ending in , : or ; is said with its terminator and a space, as in Piper's
     # sentences, and the next starts after the model's own lead-in. Measured (en_US-joe-medium, 5 runs of 5

@@ -409,10 +409,22 @@ class PiperWorkerTests(unittest.TestCase):
         _, words, _, (status, _), _ = self.worker.utterance(21)
         self.assertEqual((status, len(words)), (0, 2))
 
+    def test_a_long_clause_is_said_in_pieces(self):
+        text = " ".join(["word"] * 100)
+        self.worker.send(text_request(27, text))
+        audio, words, _, (status, _), times = self.worker.utterance(27)
+        self.assertEqual(status, 0)
+        self.assertEqual([(s, n) for _, s, n in words], [(5 * i, 4) for i in range(100)])
+        frames = [f for f, _, _ in words]
+        self.assertEqual(frames, sorted(set(frames)))
+        # The first sound waits for 24 words, not 100 (about 19 s of audio).
+        self.assertLess(times[0], 2.0)
+        self.assertGreater(len(audio) / RATE, 15)
+
     def test_cancel_during_a_long_clause(self):
-        words = " ".join(["word"] * 120)
+        words = " ".join(["word"] * 24)
         self.worker.send(text_request(22, words))
-        time.sleep(0.3)  # inside the first (and only) clause's inference (about 3 s)
+        time.sleep(0.15)  # inside the clause's inference (about 0.8 s)
         sent = time.monotonic()
         self.worker.send(frame(CANCEL, u32(22)))
         while True:

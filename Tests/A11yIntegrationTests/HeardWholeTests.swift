@@ -72,11 +72,6 @@ import Testing
         try await everyScenario(Self.scenarios, on: DaemonHarness())
     }
 
-    /// The same in the natural voice, through the real Piper worker (issue 27).
-    @Test func pausedAndResumedInThePiperVoiceIsHeardWhole() async throws {
-        try await everyScenario(Self.piperScenarios, on: DaemonHarness(piper: true))
-    }
-
     func everyScenario(_ scenarios: [Scenario], on daemon: DaemonHarness) async throws {
         var references: [String: HeardWhole] = [:]
         for scenario in scenarios {
@@ -266,5 +261,13 @@ import Testing
             CommandLineTests.a11ysay, ["--socket", daemon.socketPath] + arguments,
             environment: ["A11YD_NO_AUTOSPAWN": "1", "PATH": "/usr/bin:/bin"], timeout: .seconds(20))
         return (result.status, result.stdout, result.stderr)
+    }
+}
+
+/// Every scenario of `HeardWholeTests.pausedAndResumedIsHeardWhole` in the natural voice, through the
+/// real Piper worker (issue 27); a suite of its own, so that test lanes can run it beside the eSpeak one.
+@Suite(.serialized) struct PiperHeardWholeTests {
+    @Test func pausedAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios, on: DaemonHarness(piper: true))
     }
 }

@@ -850,6 +850,59 @@ class Bench:
             self.results["notes"].append(f"Orca's key echo not measured: {e}")
             log("orca echo:", e)
 
+    # -- the natural voice (issue 27) -----------------------------------------------------------
+    PIPER_VOICE = "piper:en_US-joe-medium"
+    PIPER_TEXTS = {
+        "2 words": "Hello there.",
+        "40 words": ("The meeting has moved to the small room on the third floor, next to the kitchen, because the "
+                     "projector in the large room is broken again, and the technician will not be here before "
+                     "Thursday afternoon, so please bring your own laptop."),
+    }
+
+    def piper_worker_pids(self):
+        return [p for p in children(self.a.a11yd_pid) if "python" in comm(p)]
+
+    def piper(self):
+        """First sound of a short and a 40-word announcement on an open connection in the Piper voice, beside
+        eSpeak's English saying the same (a stop after each, heard through), and the Piper worker's memory:
+        loaded, after the long texts, and after its idle unload (`[piper] idle_unload_seconds`, 5 s here)."""
+        out = {"first_sound": {}, "memory": {}}
+        if not os.path.exists(os.path.join(os.environ.get("XDG_DATA_HOME", ""), "a11yd", "voices")):
+            self.results["notes"].append("the natural voice not measured: no voices under XDG_DATA_HOME (make voices)")
+            return
+        a11y = A11ydClient(self.a.a11yd_socket)
+        # The first item loads the model (at a11yd's start only when [voices] names a Piper voice).
+        self.rec.settle(300)
+        n0 = self.rec.count()
+        t0 = now()
+        a11y.post(self.PIPER_TEXTS["2 words"], voice=self.PIPER_VOICE, lang=None)
+        k = self.rec.wait_loud(n0, LOUD, 30)
+        out["cold first sound (worker started and model loaded by the item)"] = None if k is None else self.rec.time_of(k) - t0
+        self.rec.wait_quiet(self.rec.count(), 300, 10)
+        workers = self.piper_worker_pids()
+        out["memory"]["worker, loaded"] = [memory(p) for p in workers]
+        for voice, fields in [("piper", {"voice": self.PIPER_VOICE, "lang": None}), ("espeak-ng en-us", {"lang": "en-us"})]:
+            for label, text in self.PIPER_TEXTS.items():
+                values = []
+                for _ in range(max(self.a.runs // 2, 3)):
+                    self.rec.settle(300)
+                    n0 = self.rec.count()
+                    t0 = now()
+                    a11y.post(text, **{k: v for k, v in fields.items() if v is not None})
+                    k = self.rec.wait_loud(n0, LOUD, 5)
+                    values.append(None if k is None else self.rec.time_of(k) - t0)
+                    time.sleep(0.3)
+                    a11y.send({"op": "stop"})
+                    self.rec.wait_quiet(self.rec.count(), 300, 10)
+                out["first_sound"][f"{voice}, {label}"] = {"values": values, **stats(values)}
+                log(f"piper part: {voice}, {label}:", ms(stats(values).get("median")))
+        out["memory"]["worker, after the long texts"] = [memory(p) for p in self.piper_worker_pids()]
+        time.sleep(7)
+        out["memory"]["workers left after 7 s idle (unload at 5 s)"] = len(self.piper_worker_pids())
+        out["memory"]["a11yd after the unload"] = memory(self.a.a11yd_pid)
+        a11y.close()
+        self.results["piper"] = out
+
     def run_only(self, part):
         """One part alone, with the recorder (`BENCH_ONLY=orca_echo bench/run.sh`)."""
         self.results["started"] = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -936,6 +989,7 @@ class Bench:
         self.stop()
         self.controls()
         self.loudness()
+        self.piper()
         self.orca_echo()
         self.rec.close()
         self.rec = None
@@ -950,6 +1004,32 @@ class Bench:
 
 
 # ---------------------------------------------------------------------------------------------
+def piper_markdown(piper):
+    """The natural voice's rows (issue 27): first sound beside eSpeak's English, the worker's memory."""
+    if not piper:
+        return []
+    L = ["#### The natural voice (Piper, `piper:en_US-joe-medium`) beside eSpeak-NG's English",
+         "",
+         "First sound of a post on an open connection (the post sent → the first sample above -30 dBFS at the "
+         "sink), each stopped 0.3 s in. Cold: the first Piper item after a11yd's start, which starts the worker "
+         f"and loads the model: {ms(piper.get('cold first sound (worker started and model loaded by the item)'))} ms.",
+         "",
+         "| voice, text | median ms | p90 ms | min ms | runs |",
+         "|---|---:|---:|---:|---:|"]
+    for name, s in piper.get("first_sound", {}).items():
+        L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | {len(s.get('values', []))} |")
+    L.append("")
+    memory = piper.get("memory", {})
+    cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"
+    for label in ("worker, loaded", "worker, after the long texts"):
+        rows = memory.get(label) or []
+        L.append(f"- Piper worker, {label.split(', ')[1]}: " + (", ".join(cell(r) for r in rows) or "no worker"))
+    L.append(f"- Piper workers left after 7 s idle (idle_unload_seconds = 5): "
+             f"{memory.get('workers left after 7 s idle (unload at 5 s)', '?')}; a11yd then: {cell(memory.get('a11yd after the unload'))}")
+    L.append("")
+    return L
+
+
 def tool_versions():
     def first_line(argv):
         try:
@@ -1075,6 +1155,7 @@ def markdown(r, args):
             diff = f"{20 * math.log10(mine['rms'] / theirs['rms']):+.1f} dB" if mine and theirs else "?"
             L.append(f"| {volume} | {cell(theirs)} | {cell(mine)} | {diff} |")
         L.append("")
+    L.extend(piper_markdown(r.get("piper")))
     L.append("#### Memory (MiB, from /proc/PID/smaps_rollup)")
     L.append("")
     L.append("PSS divides each shared page among the processes mapping it; Private is what ending the process "

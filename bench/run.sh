@@ -107,7 +107,13 @@ speechd_pid=$!
 wait_for 200 test -S "$speechd_socket" || { echo "bench: speech-dispatcher did not start" >&2; cat "$work/logs/speechd.out" >&2; exit 1; }
 speechd_module_pids="$(ps -o pid= --ppid "$speechd_pid" 2>/dev/null || true)"
 
-# 3. a11yd with its default configuration (the private XDG_CONFIG_HOME holds none).
+# 3. a11yd with its default configuration but for the Piper worker's idle unload (5 s, so that the bench
+# sees its memory go back), and the natural voice install-deps.sh --bench put in .build-voices (docs/voices.md).
+mkdir -p "$XDG_CONFIG_HOME/a11yd"
+printf '[piper]\nidle_unload_seconds = 5\n' >"$XDG_CONFIG_HOME/a11yd/a11yd.toml"
+if [[ -d "$root/.build-voices/a11yd/voices" ]]; then
+    export XDG_DATA_HOME="$root/.build-voices" XDG_DATA_DIRS=/nonexistent
+fi
 a11yd_socket="$XDG_RUNTIME_DIR/a11yd/socket"
 # Its SSIP front end on a path of its own: speech-dispatcher holds the default one in this run.
 a11yd_ssip_socket="$XDG_RUNTIME_DIR/a11yd/ssip.sock"

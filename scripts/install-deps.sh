@@ -24,7 +24,9 @@ for option in "$@"; do
                 voices=yes ;;
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind
-                           orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6) ;;  # bench/orca_echo.py
+                           orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6  # bench/orca_echo.py
+                           python3-venv)
+                 voices=yes ;;  # the natural voice's rows
         *) echo "unknown option $option" >&2; exit 2 ;;
     esac
 done

@@ -601,7 +601,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         switch worker.receive(timeout: launch.readyLimit) {
         case .message(.ready(let sampleRate, let protection)):
             let level: Logger.Level = protection.contains("no ") ? .notice : .info
-            logger.log(level: level, "\(launch.engine.rawValue) worker ready", metadata: ["pid": "\(worker.pid)", "protection": "\(protection)"])
+            logger.log(level: level, "\(launch.engine.rawValue) engine worker ready", metadata: ["pid": "\(worker.pid)", "protection": "\(protection)"])
             return (worker, sampleRate)
         case .message(let other):
             let ending = worker.end()

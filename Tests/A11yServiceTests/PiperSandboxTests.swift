@@ -78,7 +78,7 @@ import Testing
         let recording = recorder.stop()
         #expect(said.status == 0, "\(said.stderr) \(daemon.log)")
         #expect(recording.voicedDuration > 1.0, "heard: \(recording.voicedDuration) s voiced")
-        #expect(daemon.log.contains("piper worker ready"), "\(daemon.log)")
+        #expect(daemon.log.contains("piper engine worker ready"), "\(daemon.log)")
         #expect(daemon.log.contains("landlock (ABI") && daemon.log.contains("seccomp (no network, no new process)"), "\(daemon.log)")
         let voices = try await run(Binaries.say, ["--socket", sandbox.socketPath, "--list-voices"], environment: environment, timeout: .seconds(20))
         #expect(voices.stdout.split(separator: "\n").contains { $0.hasPrefix("\(PiperTestVoice.identifier)\tpiper\ten-us,en\tmedium\t") }, "\(voices.stdout)")

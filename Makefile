@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build run test check bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -31,12 +31,23 @@ run: build
 
 # Every test: unit tests of the core with fakes, then the engine, the audio output and the
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
-# Serially: the audio tests measure silences in milliseconds and must not fight for the CPU.
+# In TEST_LANES test processes at once (scripts/test-lanes.sh): the tests mostly wait for speech to
+# be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
+# Where the package test will run, its release build is made meanwhile, at the lowest CPU priority.
+TEST_LANES ?= 3
 test:
 	scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel
-	scripts/package-test.sh
+	@if scripts/package-test.sh --would-run; then beside="$(SWIFT) build -c release"; else beside=""; fi; \
+		echo SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "'$$beside'"; \
+		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside"
+	SWIFT=$(SWIFT) scripts/package-test.sh
+
+# The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
+# seconds after a build: for the edit-test loop. `make test` runs them too.
+check: deps
+	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --unit
 
 bench:
 	scripts/install-deps.sh --bench

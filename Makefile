@@ -107,7 +107,7 @@ order-file:
 	$(SWIFT) build -c release
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-deb
 
 # --- install / uninstall (docs/service.md) ------------------------------------------------------
 # For one user, no root:   make install                 (PREFIX=~/.local)
@@ -187,12 +187,15 @@ uninstall:
 # --- Debian package (docs/service.md, "The Debian package") ---------------------------------------
 # dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from the release build (reused when it is
 # up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
-# says why the ones that stay are right).
+# says why the ones that stay are right). DEB_SCRATCH: the build folder of that release build
+# (make test uses .build-deb, to build it while its debug build runs: two SwiftPM commands on one
+# build folder wait for each other).
+DEB_SCRATCH ?= .build
 deb:
 	scripts/install-deps.sh --deb
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --scratch-path $(DEB_SCRATCH)
 	dpkg-checkbuilddeps
 	rm -rf debian/a11yd dist && mkdir -p dist
-	debian/rules binary SWIFT=$(SWIFT)
+	debian/rules binary SWIFT=$(SWIFT) DEB_SCRATCH=$(DEB_SCRATCH)
 	lintian --fail-on error --display-info dist/a11yd_*.deb
 	@ls -l dist/*.deb

@@ -7,7 +7,7 @@ RUN_DIR ?= $(or $(XDG_RUNTIME_DIR),/tmp/a11yd-run-$(shell id -u))
 SAY ?= bonjour tout le monde
 SAY_LANG ?= fr
 
-.PHONY: all deps build run test test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -31,13 +31,24 @@ run: build
 
 # Every test: unit tests of the core with fakes, then the engine, the audio output and the
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
-# Serially: the audio tests measure silences in milliseconds and must not fight for the CPU.
+# In TEST_LANES test processes at once (scripts/test-lanes.sh): the tests mostly wait for speech to
+# be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
+# Where the package test will run, its package is built meanwhile (from the debug build on, at the
+# lowest CPU priority, its release build in .build-deb), then installed, heard and purged.
+TEST_LANES ?= 3
 test:
 	scripts/install-deps.sh --test
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel
+	@if scripts/package-test.sh --would-run; then beside="scripts/package-test.sh --build"; else beside=""; fi; \
+		echo "scripts/test-lanes.sh --build --lanes $(TEST_LANES) --beside '$$beside'"; \
+		SWIFT=$(SWIFT) DEB_SCRATCH=.build-deb scripts/test-lanes.sh --build --lanes $(TEST_LANES) --beside "$$beside"
 	$(MAKE) test-piper
-	scripts/package-test.sh
+	SWIFT=$(SWIFT) DEB_SCRATCH=.build-deb scripts/package-test.sh --built
+
+# The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
+# seconds after a build: for the edit-test loop. `make test` runs them too.
+check: deps
+	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --unit
 
 # The Piper worker over its real channel, with the voice install-deps.sh --test put in .build-voices/a11yd.
 test-piper:
@@ -106,7 +117,7 @@ order-file:
 	$(SWIFT) build -c release
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-deb
 
 # --- install / uninstall (docs/service.md) ------------------------------------------------------
 # For one user, no root:   make install                 (PREFIX=~/.local)
@@ -186,12 +197,15 @@ uninstall:
 # --- Debian package (docs/service.md, "The Debian package") ---------------------------------------
 # dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from the release build (reused when it is
 # up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
-# says why the ones that stay are right).
+# says why the ones that stay are right). DEB_SCRATCH: the build folder of that release build
+# (make test uses .build-deb, to build it while its debug build runs: two SwiftPM commands on one
+# build folder wait for each other).
+DEB_SCRATCH ?= .build
 deb:
 	scripts/install-deps.sh --deb
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --scratch-path $(DEB_SCRATCH)
 	dpkg-checkbuilddeps
 	rm -rf debian/a11yd dist && mkdir -p dist
-	debian/rules binary SWIFT=$(SWIFT)
+	debian/rules binary SWIFT=$(SWIFT) DEB_SCRATCH=$(DEB_SCRATCH)
 	lintian --fail-on error --display-info dist/a11yd_*.deb
 	@ls -l dist/*.deb

@@ -43,11 +43,13 @@ mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/speech-dispatcher"
 chmod 700 "$XDG_RUNTIME_DIR"
 printf 'DisableAutoSpawn\n' >"$XDG_CONFIG_HOME/speech-dispatcher/speechd.conf"
 
-# X, without a window manager (orca-ssip.md: the test window is focused with xdotool).
-display=":$(( 90 + RANDOM % 400 ))"
-Xvfb "$display" -screen 0 1024x768x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+# X, without a window manager (orca-ssip.md: the test window is focused with xdotool). Xvfb picks a
+# display no other X server holds and writes its number once it accepts (-displayfd): test lanes and
+# other users' runs each get their own.
+Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
 pids+=($!)
-export DISPLAY="$display"
+wait_for 10 test -s "$work/display" || { echo "Xvfb did not start: $(cat "$work/xvfb.log")" >&2; exit 1; }
+export DISPLAY=":$(head -1 "$work/display")"
 wait_for 10 xdotool getdisplaygeometry || { echo "Xvfb did not start" >&2; exit 1; }
 
 # The session bus, then the accessibility bus and its registry (started by hand: D-Bus activation
@@ -107,7 +109,13 @@ window_pid=$!
 pids+=($window_pid)
 wait_for 10 xdotool search --name a11y-orca-test || { echo "the test window did not appear" >&2; exit 1; }
 
-/usr/bin/orca --disable braille ${ORCA_DEBUG:+--debug-file="$work/orca-debug.log"} >"$work/orca.log" 2>&1 &
+# Orca will not start while any other process named orca runs as this user ("Another screen reader
+# process is already running": `pgrep -u UID -x orca`), whatever its display: in PID and user
+# namespaces of its own (its uid unchanged) it sees only itself, so that two of these tests can run
+# at once (test lanes, another user's make test). Where namespaces are refused, Orca runs as it is.
+own_pids=(unshare --user --map-current-user --pid --fork --mount-proc --kill-child)
+"${own_pids[@]}" true 2>/dev/null || own_pids=()
+"${own_pids[@]}" /usr/bin/orca --disable braille ${ORCA_DEBUG:+--debug-file="$work/orca-debug.log"} >"$work/orca.log" 2>&1 &
 pids+=($!)
 sleep "${ORCA_STARTUP_SECONDS:-6}"   # Orca's start-up message, spoken once it is ready
 

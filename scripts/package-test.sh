@@ -9,16 +9,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 
-skip() { echo "package test skipped: $*"; exit 0; }
+# In two halves for make test, which builds the package while its tests run and installs it after:
+#   --would-run  only say whether it would run here (exit 0) or not (exit 1, and why), touching nothing
+#   --build      only build and check the package (make deb), touching nothing of the machine's
+#   --built      the rest, with the package --build made (dist/a11yd_*.deb)
+# DEB_SCRATCH, if set, is the build folder of the release build make deb packages.
+would_run=0 build=1 install=1
+case "${1:-}" in
+    --would-run) would_run=1 ;;
+    --build) install=0 ;;
+    --built) build=0 ;;
+    "") ;;
+    *) echo "usage: $0 [--would-run | --build | --built]" >&2; exit 2 ;;
+esac
+skip() {
+    [[ $would_run -eq 1 ]] && { echo "package test would be skipped: $*"; exit 1; }
+    echo "package test skipped: $*"; exit 0
+}
 [[ $(id -u) -eq 0 ]] || skip "needs root (apt-get install, remove and purge of a11yd)"
 [[ "$(cat /proc/1/comm)" != systemd ]] || skip "this machine was booted with systemd; CI (root, no systemd as PID 1) runs it"
 [[ ! -e /run/systemd/system ]] || skip "/run/systemd/system exists although PID 1 is not systemd (another run's? remove it if nothing uses it)"
 if dpkg-query -W -f='${Status}' a11yd 2>/dev/null | grep -q "ok installed"; then
     skip "a11yd is installed on this machine already; this test installs and purges its own"
 fi
+[[ $would_run -eq 0 ]] || exit 0
 
-make deb SWIFT="$SWIFT"
-deb=$(ls dist/a11yd_*.deb)
+[[ $build -eq 0 ]] || make deb SWIFT="$SWIFT" ${DEB_SCRATCH:+DEB_SCRATCH="$DEB_SCRATCH"}
+[[ $install -eq 1 ]] || exit 0
+deb=$(ls dist/a11yd_*.deb 2>/dev/null | head -1)
+[[ -n $deb ]] || { echo "package test FAILED: no dist/a11yd_*.deb (--built installs what --build made)" >&2; exit 1; }
 files=$(mktemp)
 installed=0
 cleanup() {

@@ -21,11 +21,14 @@ import Testing
             try await waitUntilHeard(before, "round \(round): #\(id) before the kill")
             daemon.pulse.stop()
             try await Task.sleep(for: .milliseconds(300))
+            let restart = ContinuousClock.now
             try daemon.pulse.start()
+            let restarted = ContinuousClock.now - restart
             // The item in flight goes on where it was on the new server (it was gone for less
             // than the 3 s grace), and is heard there.
             let after = try daemon.recorder()
-            try await waitUntilHeard(after, "round \(round): #\(id) after the restart")
+            try await waitUntilHeard(
+                after, "round \(round): #\(id) after the restart (the server took \(restarted) to start)", on: daemon, client: client, item: id)
             #expect(await client.events(of: id).allSatisfy { $0.event != "finished" }, "round \(round): #\(id) still speaking")
         }
         // The next round's post interrupted each; a last one is spoken to its end and heard.
@@ -64,14 +67,22 @@ import Testing
     }
 
     /// Waits until `recorder` has heard at least `seconds` of speech (5 ms windows with RMS ≥ 0.02).
+    /// Given the daemon, the failure says what the item was told and what the sound server logged.
     func waitUntilHeard(
-        _ recorder: MonitorRecorder, _ what: String, seconds: Double = 0.3, timeout: Duration = .seconds(8)
+        _ recorder: MonitorRecorder, _ what: String, seconds: Double = 0.3, timeout: Duration = .seconds(8),
+        on daemon: DaemonHarness? = nil, client: TestClient? = nil, item: UInt64? = nil
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while recorder.snapshot().audibleDuration(threshold: 0.02) < seconds {
             guard ContinuousClock.now < deadline else {
                 let heard = recorder.snapshot().audibleDuration(threshold: 0.02)
-                throw TestFailure("\(what): heard \(heard) s of sound within \(timeout), wanted \(seconds) s")
+                var context = ""
+                if let client, let item {
+                    let events = await client.events(of: item).map { [$0.event, $0.reason.map { "\($0)" }, $0.message].compactMap { $0 }.joined(separator: " ") }
+                    context += "\nevents of #\(item): \(events.joined(separator: ", "))"
+                }
+                if let daemon { context += "\nthe sound server's log:\n" + String(daemon.pulse.logText().suffix(6_000)) }
+                throw TestFailure("\(what): heard \(heard) s of sound within \(timeout), wanted \(seconds) s\(context)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Runs the built test suite in parallel lanes: each lane is its own test process running whole
+# top-level suites one after another (--no-parallel inside a lane, as before), the suites dealt to
+# the lanes by their measured seconds (Tests/suite-times.tsv) so that the lanes end together. The
+# tests mostly wait for speech to be heard, not for the CPU. Lanes share nothing by name: every
+# sound server, daemon socket, runtime and config folder is a mkdtemp folder of its test, files
+# named after a process carry its pid, Orca's Xvfb takes a free display (-displayfd), the live
+# user-manager test makes a user of a random name; what is one per machine (/run/systemd/system,
+# which only LiveUserManagerTests makes) is one suite's, in one lane.
+#
+#   scripts/test-lanes.sh [--build] [--lanes N] [--unit] [--record] [--beside COMMAND]
+#     --build            `swift build --build-tests` first
+#     --lanes N          N test processes (default $TEST_LANES, else 3)
+#     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
+#                        daemon process): `make check`
+#     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
+#     --beside COMMAND   run COMMAND (bash -c) meanwhile, from the start (the build too), at the
+#                        lowest CPU priority (nice 19): work that needs the CPU the build and the
+#                        waiting lanes leave (make test: the package test's release build and
+#                        package, in a build folder of their own); its failure fails the run
+#
+# Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
+# lane or in two, and fails if the lanes together ran another number of tests than were listed.
+# Each lane writes .build/test-lanes/laneN.log (and .xml); the log of a lane that failed is printed
+# at the end. Needs `swift build --build-tests` first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+lanes=${TEST_LANES:-3}
+unit=0 record=0 beside="" build=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --build) build=1; shift ;;
+        --lanes) lanes="$2"; shift 2 ;;
+        --unit) unit=1; shift ;;
+        --record) record=1; shift ;;
+        --beside) beside="$2"; shift 2 ;;
+        *) echo "usage: $0 [--build] [--lanes N] [--unit] [--record] [--beside COMMAND]" >&2; exit 2 ;;
+    esac
+done
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
+times_file=Tests/suite-times.tsv
+logs=.build/test-lanes
+
+declare -A pids
+beside_pid="" ticker_pid="" listed=""
+# Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
+trap 'for pid in "${pids[@]}" $ticker_pid; do kill "$pid" 2>/dev/null || true; done
+      [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
+began=$(date +%s)
+if [[ -n $beside ]]; then
+    # After the dependencies are resolved, so that two SwiftPM commands never both write Package.resolved.
+    [[ $build -eq 0 ]] || "$SWIFT" package resolve
+    mkdir -p "$logs"
+    echo "beside (nice 19, log: $logs/beside.log): $beside"
+    # A process group of its own, so that an interruption stops all of it (make, swift, dpkg…).
+    setsid bash -c 'nice -n 19 bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
+        beside "$beside" "$logs" &
+    beside_pid=$!
+fi
+[[ $build -eq 0 ]] || "$SWIFT" build --build-tests
+
+# The test binary itself, not `swift test`: SwiftPM holds the lock on .build while tests run, so two
+# `swift test` processes (or a build beside them) would wait for each other.
+bin=$("$SWIFT" build --show-bin-path)
+tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
+[[ -x $tests ]] || { echo "no test binary in $bin: run '$SWIFT build --build-tests' first" >&2; exit 1; }
+
+listed=$(mktemp)
+"$tests" --testing-library swift-testing --list-tests >"$listed"
+[[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
+# A test's ID is Module.Suite/…/test(): a lane takes whole top-level suites, Module.Suite.
+if grep -qv '^[A-Za-z0-9_]*\.[A-Za-z0-9_]*/' "$listed"; then
+    echo "tests outside a suite (a lane takes whole suites; put them in one):" >&2
+    grep -v '^[A-Za-z0-9_]*\.[A-Za-z0-9_]*/' "$listed" >&2
+    exit 1
+fi
+
+# Deal the suites, longest first, each to the lane with the fewest seconds so far. A suite missing
+# from the times file counts 10 s until --record measures it; one the file marks `unit` is the
+# only kind --unit runs.
+plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$unit" -v file="$times_file" '
+    BEGIN {
+        while ((getline line < file) > 0) {
+            if (line ~ /^#/ || line == "") continue
+            split(line, f, "\t"); seconds[f[1]] = f[2]; kind[f[1]] = f[3]
+        }
+    }
+    {
+        suite = $2
+        if (unit && kind[suite] != "unit") next
+        t = (suite in seconds) ? seconds[suite] : 10
+        if (!(suite in seconds)) printf "note: %s has no measured time in %s (counted as 10 s)\n", suite, file > "/dev/stderr"
+        n++; name[n] = suite; cost[n] = t; count[n] = $1
+    }
+    END {
+        # Longest first (insertion sort: a few dozen suites).
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && cost[j] > cost[j-1]; j--) {
+            t = cost[j]; cost[j] = cost[j-1]; cost[j-1] = t
+            t = name[j]; name[j] = name[j-1]; name[j-1] = t
+            t = count[j]; count[j] = count[j-1]; count[j-1] = t
+        }
+        for (i = 1; i <= n; i++) {
+            best = 1
+            for (l = 2; l <= lanes; l++) if (load[l] < load[best]) best = l
+            load[best] += cost[i]; tests[best] += count[i]
+            suites[best] = suites[best] (suites[best] == "" ? "" : " ") name[i]
+        }
+        for (l = 1; l <= lanes; l++) if (suites[l] != "") printf "%d\t%.0f\t%d\t%s\n", l, load[l], tests[l], suites[l]
+    }')
+[[ -n $plan ]] || { echo "no suite to run" >&2; exit 1; }
+
+# Each lane's filter: its suites, as the start of the IDs of their tests. The slash matters twice:
+# DaemonTests must not take SSIPDaemonTests' tests, and a suite without @Suite (a struct that only
+# holds tests) is never matched by its own ID, only its tests are.
+declare -a filters expected
+while IFS=$'\t' read -r lane _ count suites; do
+    filters[lane]="^($(sed 's/\./\\./g; s/ /|/g' <<<"$suites"))/"
+    expected[lane]=$count
+done <<<"$plan"
+
+# Every listed test in exactly one lane (checked with the filters themselves), or nothing runs.
+wanted=$(mktemp) taken=$(mktemp)
+if [[ $unit -eq 1 ]]; then
+    awk -F'\t' 'NR == FNR { if ($3 == "unit") u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
+else
+    cp "$listed" "$wanted"
+fi
+for lane in "${!filters[@]}"; do grep -E "${filters[lane]}" "$listed" || true; done | sort >"$taken"
+missing=$(sort "$wanted" | comm -23 - "$taken")
+twice=$(uniq -d "$taken")
+extra=$(sort -u "$taken" | comm -13 <(sort "$wanted") -)
+rm -f "$wanted" "$taken"
+if [[ -n $missing || -n $twice || -n $extra ]]; then
+    [[ -z $missing ]] || printf 'in no lane:\n%s\n' "$missing" >&2
+    [[ -z $twice ]] || printf 'in two lanes or more:\n%s\n' "$twice" >&2
+    [[ -z $extra ]] || printf 'in a lane but not wanted:\n%s\n' "$extra" >&2
+    echo "the lanes do not run every test exactly once: nothing run" >&2
+    exit 1
+fi
+total=0
+for lane in "${!expected[@]}"; do total=$((total + expected[lane])); done
+
+mkdir -p "$logs" && rm -f "$logs"/lane*
+echo "$total tests in ${#filters[@]} lanes (logs: $logs/laneN.log):"
+while IFS=$'\t' read -r lane seconds count suites; do
+    echo "  lane $lane: $count tests, ~${seconds} s: $suites"
+done <<<"$plan"
+
+start=$SECONDS started=$(date +%s)
+for lane in "${!filters[@]}"; do
+    NO_COLOR=1 "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
+        --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
+    pids[$lane]=$!
+done
+# Every minute, how far each lane is.
+(
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+        sleep 60 >/dev/null 2>&1 &
+        nap=$!
+        wait "$nap"
+        line="  … $((SECONDS - start)) s:"
+        for lane in "${!filters[@]}"; do
+            line+=" lane $lane $(grep -cE '^. Test .* after [0-9.]+ seconds' "$logs/lane$lane.log" || true)/${expected[lane]}"
+        done
+        echo "$line"
+    done
+) &
+ticker_pid=$!
+# Lanes that fail, in the order they end.
+failed=()
+remaining=${#pids[@]}
+while [[ $remaining -gt 0 ]]; do
+    status=0
+    wait -n -p ended "${pids[@]}" || status=$?
+    for lane in "${!pids[@]}"; do
+        [[ ${pids[$lane]} == "$ended" ]] || continue
+        summary=$(grep -E '^. Test run with' "$logs/lane$lane.log" | tail -1 || true)
+        ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+        if [[ $status -eq 0 && $ran != "${expected[lane]}" ]]; then
+            echo "lane $lane ran ${ran:-no} tests, ${expected[lane]} expected" >>"$logs/lane$lane.log"
+            status=1
+        fi
+        printf 'lane %s %s after %d s: %s\n' "$lane" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
+            $((SECONDS - start)) "${summary:-exit status $status, no summary}"
+        [[ $status -eq 0 ]] || failed+=("$lane")
+        unset "pids[$lane]"
+    done
+    remaining=${#pids[@]}
+done
+
+if [[ $record -eq 1 ]]; then
+    # Seconds per top-level suite from the lanes' xUnit reports, replacing what the file said of
+    # those suites; the others stay (a --unit run records the unit suites), unless no longer listed.
+    recorded=$(mktemp)
+    cut -d/ -f1 "$listed" | sort -u | awk -F'\t' '
+        FILENAME == "-" { listed[$1] = 1; next }
+        FILENAME ~ /\.xml$/ {
+            if ($0 !~ /<testcase /) next
+            match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+            split(c, p, "."); suite = p[1] "." p[2]
+            match($0, /time="[^"]*"/); measured[suite] += substr($0, RSTART + 6, RLENGTH - 7)
+            next
+        }
+        /^#/ { print > "/dev/stderr"; next }
+        { seconds[$1] = $2; kind[$1] = $3 }
+        END {
+            for (suite in measured) seconds[suite] = sprintf("%.3f", measured[suite])
+            for (suite in seconds) if (suite in listed)
+                printf "%s\t%s\t%s\n", suite, seconds[suite], (kind[suite] == "" ? "sound" : kind[suite])
+        }' - "$logs"/lane*.xml "$times_file" 2>"$recorded.head" | sort -t$'\t' -k2,2gr -k1,1 >"$recorded"
+    cat "$recorded.head" "$recorded" >"$times_file"
+    rm -f "$recorded" "$recorded.head"
+    echo "recorded each suite's seconds in $times_file"
+fi
+
+kill "$ticker_pid" 2>/dev/null || true
+ticker_pid=""
+echo "lanes took $((SECONDS - start)) s"
+if [[ -n $beside_pid ]]; then
+    status=0
+    wait "$beside_pid" || status=$?
+    beside_pid=""
+    if [[ $status -eq 0 ]]; then
+        ended=$(cat "$logs/beside.end")
+        echo "beside, done after $((ended - began)) s ($((ended - started)) s after the lanes began): $beside"
+    else
+        echo
+        echo "======== beside FAILED (exit status $status): $beside ========"
+        cat "$logs/beside.log"
+        failed+=(beside)
+    fi
+fi
+if [[ ${#failed[@]} -gt 0 ]]; then
+    for lane in "${failed[@]}"; do
+        [[ $lane == beside ]] && continue
+        echo
+        echo "======== lane $lane FAILED: $logs/lane$lane.log ========"
+        cat "$logs/lane$lane.log"
+    done
+    echo
+    for lane in "${failed[@]}"; do
+        [[ $lane == beside ]] || grep -hE '^(. Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
+    done
+    echo "failed: $(printf '%s ' "${failed[@]}" | sed -E 's/([0-9]+)/lane \1/g')(logs in $logs)"
+    exit 1
+fi

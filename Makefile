@@ -33,15 +33,16 @@ run: build
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
 # In TEST_LANES test processes at once (scripts/test-lanes.sh): the tests mostly wait for speech to
 # be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
-# Where the package test will run, its release build is made meanwhile, at the lowest CPU priority.
+# Where the package test will run, its package is built meanwhile (release build, debhelper,
+# lintian: package-test.sh --build) at the lowest CPU priority, then installed, heard and purged.
 TEST_LANES ?= 3
 test:
 	scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
-	@if scripts/package-test.sh --would-run; then beside="$(SWIFT) build -c release"; else beside=""; fi; \
-		echo SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "'$$beside'"; \
+	@if scripts/package-test.sh --would-run; then beside="scripts/package-test.sh --build"; else beside=""; fi; \
+		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside'"; \
 		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside"
-	SWIFT=$(SWIFT) scripts/package-test.sh
+	SWIFT=$(SWIFT) scripts/package-test.sh --built
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
 # seconds after a build: for the edit-test loop. `make test` runs them too.

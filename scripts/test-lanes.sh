@@ -14,8 +14,8 @@
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile at the lowest CPU priority (nice 19), for
-#                        work that needs the CPU the waiting lanes leave (make test: the release
-#                        build of the package test); its failure fails the run
+#                        work that needs the CPU the waiting lanes leave (make test: the package
+#                        test's release build and package); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -49,7 +49,8 @@ listed=$(mktemp)
 declare -A pids
 beside_pid="" ticker_pid=""
 # Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $beside_pid $ticker_pid; do kill "$pid" 2>/dev/null || true; done; rm -f "$listed"' EXIT
+trap 'for pid in "${pids[@]}" $ticker_pid; do kill "$pid" 2>/dev/null || true; done
+      [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
 # A test's ID is Module.Suite/…/test(): a lane takes whole top-level suites, Module.Suite.
@@ -130,10 +131,12 @@ while IFS=$'\t' read -r lane seconds count suites; do
     echo "  lane $lane: $count tests, ~${seconds} s: $suites"
 done <<<"$plan"
 
-start=$SECONDS
+start=$SECONDS began=$(date +%s)
 if [[ -n $beside ]]; then
     echo "beside the lanes (nice 19, log: $logs/beside.log): $beside"
-    nice -n 19 bash -c "$beside" >"$logs/beside.log" 2>&1 &
+    # A process group of its own, so that an interruption stops all of it (make, swift, dpkg…).
+    setsid bash -c 'nice -n 19 bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
+        beside "$beside" "$logs" &
     beside_pid=$!
 fi
 for lane in "${!filters[@]}"; do
@@ -211,7 +214,7 @@ if [[ -n $beside_pid ]]; then
     wait "$beside_pid" || status=$?
     beside_pid=""
     if [[ $status -eq 0 ]]; then
-        echo "beside the lanes, done after $((SECONDS - start)) s: $beside"
+        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
     else
         echo
         echo "======== beside the lanes FAILED (exit status $status): $beside ========"

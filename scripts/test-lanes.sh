@@ -13,9 +13,9 @@
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
-#     --beside COMMAND   run COMMAND (bash -c) meanwhile at the lowest CPU priority (nice 19), for
-#                        work that needs the CPU the waiting lanes leave (make test: the package
-#                        test's release build and package); its failure fails the run
+#     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
+#                        nice 19): work that needs the CPU the waiting lanes do not (make test: the
+#                        package test's release build and package); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -133,9 +133,12 @@ done <<<"$plan"
 
 start=$SECONDS began=$(date +%s)
 if [[ -n $beside ]]; then
-    echo "beside the lanes (nice 19, log: $logs/beside.log): $beside"
-    # A process group of its own, so that an interruption stops all of it (make, swift, dpkg…).
-    setsid bash -c 'nice -n 19 bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
+    echo "beside the lanes (SCHED_IDLE, log: $logs/beside.log): $beside"
+    # Only on CPU time nothing else wants (a waking test preempts it at once), and in a process
+    # group of its own, so that an interruption stops all of it (make, swift, dpkg…).
+    idle=(chrt --idle 0 nice -n 19)
+    "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
+    setsid "${idle[@]}" bash -c 'bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
         beside "$beside" "$logs" &
     beside_pid=$!
 fi

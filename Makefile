@@ -33,16 +33,17 @@ run: build
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
 # In TEST_LANES test processes at once (scripts/test-lanes.sh): the tests mostly wait for speech to
 # be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
-# Where the package test will run, its package is built meanwhile (from the debug build on, at the
-# lowest CPU priority, its release build in .build-deb), then installed, heard and purged.
+# Where the package test will run, its package is built meanwhile (release build, debhelper,
+# lintian: package-test.sh --build) at the lowest CPU priority, then installed, heard and purged.
 TEST_LANES ?= 3
 test:
 	scripts/install-deps.sh --test
+	$(SWIFT) build --build-tests
 	@if scripts/package-test.sh --would-run; then beside="scripts/package-test.sh --build"; else beside=""; fi; \
-		echo "scripts/test-lanes.sh --build --lanes $(TEST_LANES) --beside '$$beside'"; \
-		SWIFT=$(SWIFT) DEB_SCRATCH=.build-deb scripts/test-lanes.sh --build --lanes $(TEST_LANES) --beside "$$beside"
+		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside'"; \
+		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside"
 	$(MAKE) test-piper
-	SWIFT=$(SWIFT) DEB_SCRATCH=.build-deb scripts/package-test.sh --built
+	SWIFT=$(SWIFT) scripts/package-test.sh --built
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
 # seconds after a build: for the edit-test loop. `make test` runs them too.
@@ -117,7 +118,7 @@ order-file:
 	$(SWIFT) build -c release
 
 clean:
-	rm -rf .build .build-deb
+	rm -rf .build
 
 # --- install / uninstall (docs/service.md) ------------------------------------------------------
 # For one user, no root:   make install                 (PREFIX=~/.local)
@@ -197,15 +198,12 @@ uninstall:
 # --- Debian package (docs/service.md, "The Debian package") ---------------------------------------
 # dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from the release build (reused when it is
 # up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
-# says why the ones that stay are right). DEB_SCRATCH: the build folder of that release build
-# (make test uses .build-deb, to build it while its debug build runs: two SwiftPM commands on one
-# build folder wait for each other).
-DEB_SCRATCH ?= .build
+# says why the ones that stay are right).
 deb:
 	scripts/install-deps.sh --deb
-	$(SWIFT) build -c release --scratch-path $(DEB_SCRATCH)
+	$(SWIFT) build -c release
 	dpkg-checkbuilddeps
 	rm -rf debian/a11yd dist && mkdir -p dist
-	debian/rules binary SWIFT=$(SWIFT) DEB_SCRATCH=$(DEB_SCRATCH)
+	debian/rules binary SWIFT=$(SWIFT)
 	lintian --fail-on error --display-info dist/a11yd_*.deb
 	@ls -l dist/*.deb

@@ -8,16 +8,14 @@
 # user-manager test makes a user of a random name; what is one per machine (/run/systemd/system,
 # which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--build] [--lanes N] [--unit] [--record] [--beside COMMAND]
-#     --build            `swift build --build-tests` first
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--beside COMMAND]
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
-#     --beside COMMAND   run COMMAND (bash -c) meanwhile, from the start (the build too), at the
-#                        lowest CPU priority (nice 19): work that needs the CPU the build and the
-#                        waiting lanes leave (make test: the package test's release build and
-#                        package, in a build folder of their own); its failure fails the run
+#     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
+#                        nice 19): work that needs the CPU the waiting lanes do not (make test: the
+#                        package test's release build and package); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -27,38 +25,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-3}
-unit=0 record=0 beside="" build=0
+unit=0 record=0 beside=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --build) build=1; shift ;;
         --lanes) lanes="$2"; shift 2 ;;
         --unit) unit=1; shift ;;
         --record) record=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
-        *) echo "usage: $0 [--build] [--lanes N] [--unit] [--record] [--beside COMMAND]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--beside COMMAND]" >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
 times_file=Tests/suite-times.tsv
 logs=.build/test-lanes
-
-declare -A pids
-beside_pid="" ticker_pid="" listed=""
-# Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $ticker_pid; do kill "$pid" 2>/dev/null || true; done
-      [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
-began=$(date +%s)
-if [[ -n $beside ]]; then
-    # After the dependencies are resolved, so that two SwiftPM commands never both write Package.resolved.
-    [[ $build -eq 0 ]] || "$SWIFT" package resolve
-    mkdir -p "$logs"
-    echo "beside (nice 19, log: $logs/beside.log): $beside"
-    # A process group of its own, so that an interruption stops all of it (make, swift, dpkg…).
-    setsid bash -c 'nice -n 19 bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
-        beside "$beside" "$logs" &
-    beside_pid=$!
-fi
-[[ $build -eq 0 ]] || "$SWIFT" build --build-tests
 
 # The test binary itself, not `swift test`: SwiftPM holds the lock on .build while tests run, so two
 # `swift test` processes (or a build beside them) would wait for each other.
@@ -67,6 +46,11 @@ tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
 [[ -x $tests ]] || { echo "no test binary in $bin: run '$SWIFT build --build-tests' first" >&2; exit 1; }
 
 listed=$(mktemp)
+declare -A pids
+beside_pid="" ticker_pid=""
+# Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
+trap 'for pid in "${pids[@]}" $ticker_pid; do kill "$pid" 2>/dev/null || true; done
+      [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
 # A test's ID is Module.Suite/…/test(): a lane takes whole top-level suites, Module.Suite.
@@ -141,13 +125,23 @@ fi
 total=0
 for lane in "${!expected[@]}"; do total=$((total + expected[lane])); done
 
-mkdir -p "$logs" && rm -f "$logs"/lane*
+rm -rf "$logs" && mkdir -p "$logs"
 echo "$total tests in ${#filters[@]} lanes (logs: $logs/laneN.log):"
 while IFS=$'\t' read -r lane seconds count suites; do
     echo "  lane $lane: $count tests, ~${seconds} s: $suites"
 done <<<"$plan"
 
-start=$SECONDS started=$(date +%s)
+start=$SECONDS began=$(date +%s)
+if [[ -n $beside ]]; then
+    echo "beside the lanes (SCHED_IDLE, log: $logs/beside.log): $beside"
+    # Only on CPU time nothing else wants (a waking test preempts it at once), and in a process
+    # group of its own, so that an interruption stops all of it (make, swift, dpkg…).
+    idle=(chrt --idle 0 nice -n 19)
+    "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
+    setsid "${idle[@]}" bash -c 'bash -c "$1" >"$2/beside.log" 2>&1; status=$?; date +%s >"$2/beside.end"; exit $status' \
+        beside "$beside" "$logs" &
+    beside_pid=$!
+fi
 for lane in "${!filters[@]}"; do
     NO_COLOR=1 "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
         --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
@@ -223,11 +217,10 @@ if [[ -n $beside_pid ]]; then
     wait "$beside_pid" || status=$?
     beside_pid=""
     if [[ $status -eq 0 ]]; then
-        ended=$(cat "$logs/beside.end")
-        echo "beside, done after $((ended - began)) s ($((ended - started)) s after the lanes began): $beside"
+        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
     else
         echo
-        echo "======== beside FAILED (exit status $status): $beside ========"
+        echo "======== beside the lanes FAILED (exit status $status): $beside ========"
         cat "$logs/beside.log"
         failed+=(beside)
     fi

@@ -73,6 +73,7 @@ plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$
     {
         suite = $2
         if (unit && kind[suite] != "unit") next
+        if (kind[suite] == "alone") next
         t = (suite in seconds) ? seconds[suite] : 10
         if (!(suite in seconds)) printf "note: %s has no measured time in %s (counted as 10 s)\n", suite, file > "/dev/stderr"
         n++; name[n] = suite; cost[n] = t; count[n] = $1
@@ -105,10 +106,13 @@ done <<<"$plan"
 
 # Every listed test in exactly one lane (checked with the filters themselves), or nothing runs.
 wanted=$(mktemp) taken=$(mktemp)
+# Suites marked `alone` run after the lanes, one at a time, on a machine the lanes no longer load.
+alone=$(awk -F'\t' '!/^#/ && $3 == "alone" { print $1 }' "$times_file" | sort -u)
 if [[ $unit -eq 1 ]]; then
     awk -F'\t' 'NR == FNR { if ($3 == "unit") u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
+    alone=""
 else
-    cp "$listed" "$wanted"
+    awk -F'\t' 'NR == FNR { if ($3 == "alone") a[$1] = 1; next } { split($0, p, "/") } !(p[1] in a)' "$times_file" "$listed" >"$wanted"
 fi
 for lane in "${!filters[@]}"; do grep -E "${filters[lane]}" "$listed" || true; done | sort >"$taken"
 missing=$(sort "$wanted" | comm -23 - "$taken")
@@ -183,6 +187,22 @@ while [[ $remaining -gt 0 ]]; do
     done
     remaining=${#pids[@]}
 done
+
+# The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
+# plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`).
+if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
+    filter="^($(sed 's/\./\\./g' <<<"$alone" | paste -sd'|'))/"
+    count=$(grep -cE "$filter" "$listed" || true)
+    echo "after the lanes, alone: $(paste -sd' ' <<<"$alone") ($count tests)"
+    status=0
+    NO_COLOR=1 "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
+        --xunit-output "$logs/lanealone.xml" >"$logs/lanealone.log" 2>&1 || status=$?
+    summary=$(grep -E '^. Test run with' "$logs/lanealone.log" | tail -1 || true)
+    ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+    [[ $status -ne 0 || $ran == "$count" ]] || { echo "alone ran ${ran:-no} tests, $count expected" >>"$logs/lanealone.log"; status=1; }
+    printf 'alone %s after %d s: %s\n' "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" $((SECONDS - start)) "${summary:-exit status $status}"
+    [[ $status -eq 0 ]] || failed+=("alone")
+fi
 
 if [[ $record -eq 1 ]]; then
     # Seconds per top-level suite from the lanes' xUnit reports, replacing what the file said of

@@ -20,9 +20,10 @@ import Testing
 
     /// Lets the fake server play the item's first frames until it is told `started` (told once its
     /// sound is heard, not when it is chosen).
+    /// One frame only: a loaded machine must not let it play the item to its end meanwhile.
     func hearStart(_ id: UInt64, _ output: FakeOutput, _ log: EventLog) async {
         while await !log.events.contains(.started(UtteranceID(rawValue: id))) {
-            output.advance(by: 1)
+            if output.state.withLock({ $0.played }) == 0 { output.advance(by: 1) }
             await Task.yield()
         }
     }

@@ -49,7 +49,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         var kept: [VoiceEntry] = [], unknown: [(language: String, voice: String)] = []
         for (language, voice) in table {
             if known.contains(voice) {
-                kept.append(VoiceEntry(info: VoiceInfo(identifier: voice, name: voice, languages: [language.lowercased().replacing("_", with: "-")]), priorities: [0]))
+                let tag = LexiconEntry.normalize(language: language) ?? language
+                kept.append(VoiceEntry(info: VoiceInfo(identifier: voice, name: voice, languages: [tag]), priorities: [0]))
             } else {
                 unknown.append((language, voice))
             }

@@ -14,9 +14,7 @@ public struct PiperRuntime: Sendable, Equatable {
     /// The interpreter as the kernel executes it (the venv's `python3` is a symbolic link): what
     /// a11yd's Landlock rules must let it execute.
     public var executedFile: String {
-        guard let resolved = realpath(python, nil) else { return python }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        SandboxedLauncher.realPath(python) ?? python
     }
 
     public static func find(environment: [String: String]) -> PiperRuntime? {

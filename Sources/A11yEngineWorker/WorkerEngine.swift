@@ -532,12 +532,10 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         switch (work, inProcessEngine()) {
         case (.synthesis(let job), .success(let engine)):
             engine.synthesize(job.request, into: job.sink, cancellation: job.cancellation)
-        case (.synthesis(let job), .failure(let error)):
-            job.sink.finish(throwing: error)
         case (.question(let question), .success(let engine)):
             Task { question.reply(await Self.answer(question.question, by: engine)) }
-        case (.question(let question), .failure(let error)):
-            question.reply(.failure(error))
+        case (_, .failure(let error)):
+            Self.fail(work, error)
         }
     }
 

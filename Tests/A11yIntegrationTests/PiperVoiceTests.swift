@@ -188,19 +188,9 @@ import Glibc
             guard let pid = Int32(entry),
                 let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
                 String(decoding: commandLine, as: UTF8.self).contains("a11yd_piper_worker.py"),
-                parent(of: pid) == getpid(), !isZombie(pid)
+                parentProcess(of: pid) == getpid(), !isZombie(pid)
             else { return nil }
             return pid
         }
-    }
-
-    func parent(of pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
-        return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").dropFirst().first.flatMap { Int32($0) }
-    }
-
-    func isZombie(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return true }
-        return stat[stat.index(close, offsetBy: 2)] == "Z"
     }
 }

@@ -104,12 +104,7 @@ func processes(running executable: String, withArgument argument: String) -> [In
         let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         guard words.contains(argument) else { return nil }
         // A zombie (exited, not yet reaped) does not count as running.
-        if let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = status.lastIndex(of: ")"), status[status.index(close, offsetBy: 2)] == "Z"
-        {
-            return nil
-        }
-        return pid
+        return isZombie(pid) ? nil : pid
     }
 }
 
@@ -121,13 +116,6 @@ func terminate(_ pids: [Int32]) async {
         try? await Task.sleep(for: .milliseconds(10))
     }
     for pid in pids where kill(pid, 0) == 0 && !isZombie(pid) { kill(pid, SIGKILL) }
-}
-
-func isZombie(_ pid: Int32) -> Bool {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = status.lastIndex(of: ")")
-    else { return true }
-    return status[status.index(close, offsetBy: 2)] == "Z"
 }
 
 func socketAccepts(_ path: String) -> Bool { SocketProbe.accepts(path: path) }

@@ -4,9 +4,10 @@
 # the lanes by their measured seconds (Tests/suite-times.tsv) so that the lanes end together. The
 # tests mostly wait for speech to be heard, not for the CPU. Lanes share nothing by name: every
 # sound server, daemon socket, runtime and config folder is a mkdtemp folder of its test, files
-# named after a process carry its pid, Orca's Xvfb takes a free display (-displayfd), the live
-# user-manager test makes a user of a random name; what is one per machine (/run/systemd/system,
-# which only LiveUserManagerTests makes) is one suite's, in one lane.
+# named after a process carry its pid, Orca's Xvfb takes a free display (-displayfd) and Orca
+# runs in PID namespaces of its own (it refuses to start beside another orca of its user), the
+# live user-manager test makes a user of a random name; what is one per machine
+# (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
 #   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--beside COMMAND]
 #     --lanes N          N test processes (default $TEST_LANES, else 3)

@@ -15,8 +15,9 @@
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
-#                        nice 19): work that needs the CPU the waiting lanes do not (make test: the
-#                        package test's release build and package); its failure fails the run
+#                        nice 19; as root, back to the usual priority once the lanes are done): work
+#                        that needs the CPU the waiting lanes do not (make test: the package test's
+#                        release build and package); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -218,6 +219,17 @@ fi
 kill "$ticker_pid" 2>/dev/null || true
 ticker_pid=""
 echo "lanes took $((SECONDS - start)) s"
+if [[ -n $beside_pid ]] && kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
+    # The lanes no longer want the CPU: what is left of the command beside takes its fair share
+    # again (only root may raise a priority back), as the builds of the same machine do.
+    echo "the lanes are done: the rest of the command beside them at the usual priority"
+    for _ in 1 2; do
+        for pid in $(pgrep -g "$beside_pid"); do
+            chrt --other -p 0 "$pid" 2>/dev/null || true
+            renice -n 0 -p "$pid" >/dev/null 2>&1 || true
+        done
+    done
+fi
 if [[ -n $beside_pid ]]; then
     status=0
     wait "$beside_pid" || status=$?

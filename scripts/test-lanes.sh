@@ -4,9 +4,10 @@
 # the lanes by their measured seconds (Tests/suite-times.tsv) so that the lanes end together. The
 # tests mostly wait for speech to be heard, not for the CPU. Lanes share nothing by name: every
 # sound server, daemon socket, runtime and config folder is a mkdtemp folder of its test, files
-# named after a process carry its pid, Orca's Xvfb takes a free display (-displayfd), the live
-# user-manager test makes a user of a random name; what is one per machine (/run/systemd/system,
-# which only LiveUserManagerTests makes) is one suite's, in one lane.
+# named after a process carry its pid, Orca's Xvfb takes a free display (-displayfd) and Orca
+# runs in PID namespaces of its own (it refuses to start beside another orca of its user), the
+# live user-manager test makes a user of a random name; what is one per machine
+# (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
 #   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--beside COMMAND]
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
@@ -14,8 +15,9 @@
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
-#                        nice 19): work that needs the CPU the waiting lanes do not (make test: the
-#                        package test's release build and package); its failure fails the run
+#                        nice 19; as root, back to the usual priority once the lanes are done): work
+#                        that needs the CPU the waiting lanes do not (make test: the package test's
+#                        release build and package); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -146,8 +148,13 @@ if [[ -n $beside ]]; then
         beside "$beside" "$logs" &
     beside_pid=$!
 fi
+# Where it may (root), a lane runs at nice -5: the tests measure sound in milliseconds, so when
+# they want the CPU they get it before the builds of the same machine (someone else's make, or
+# the package beside the lanes); they want little of it, mostly waiting for speech to be heard.
+priority=()
+[[ $(id -u) -ne 0 ]] || priority=(nice -n "${TEST_LANES_NICE:--5}")
 for lane in "${!filters[@]}"; do
-    NO_COLOR=1 "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
+    NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
         --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
     pids[$lane]=$!
 done
@@ -195,7 +202,7 @@ if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     count=$(grep -cE "$filter" "$listed" || true)
     echo "after the lanes, alone: $(paste -sd' ' <<<"$alone") ($count tests)"
     status=0
-    NO_COLOR=1 "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
+    NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
         --xunit-output "$logs/lanealone.xml" >"$logs/lanealone.log" 2>&1 || status=$?
     summary=$(grep -E '^. Test run with' "$logs/lanealone.log" | tail -1 || true)
     ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
@@ -232,6 +239,17 @@ fi
 kill "$ticker_pid" 2>/dev/null || true
 ticker_pid=""
 echo "lanes took $((SECONDS - start)) s"
+if [[ -n $beside_pid ]] && kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
+    # The lanes no longer want the CPU: what is left of the command beside takes its fair share
+    # again (only root may raise a priority back), as the builds of the same machine do.
+    echo "the lanes are done: the rest of the command beside them at the usual priority"
+    for _ in 1 2; do
+        for pid in $(pgrep -g "$beside_pid"); do
+            chrt --other -p 0 "$pid" 2>/dev/null || true
+            renice -n 0 -p "$pid" >/dev/null 2>&1 || true
+        done
+    done
+fi
 if [[ -n $beside_pid ]]; then
     status=0
     wait "$beside_pid" || status=$?

@@ -104,10 +104,15 @@ final class WorkerProcess: Sendable {
         case broken(String)
     }
 
-    /// The next message, waiting at most `timeout` (nil: as long as it takes) for each read.
+    /// The next message; `.silent` once the worker, sending nothing, has spent no CPU for `timeout`
+    /// or looped for `SilenceWatch.runawayFactor` times it (nil: waits as long as it takes). A
+    /// worker that works slowly (a busy machine) is waited for: see `SilenceWatch`.
     func receive(timeout: Duration?) -> Received {
         // Made only when the decoder holds no whole message: one read brings many chunks.
         var buffer: [UInt8] = []
+        let clock = ContinuousClock()
+        var watch = timeout.map { SilenceWatch(limit: $0, now: clock.now, cpu: cpuTime()) }
+        var wait = timeout.map(SilenceWatch.slice)
         while true {
             do {
                 if let message = try decoder.withLock({ decoder throws(WorkerProtocolError) in try decoder.next() }) {
@@ -117,18 +122,38 @@ final class WorkerProcess: Sendable {
                 return .broken("it sent a bad message (\(error))")
             }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = timeout.map(Self.milliseconds) ?? -1
-            let ready = poll(&poller, 1, milliseconds)
+            let ready = poll(&poller, 1, wait.map(Self.milliseconds) ?? -1)
             if ready < 0, errno == EINTR { continue }
-            guard ready != 0 else { return .silent }
+            if ready == 0, var silence = watch {
+                switch silence.verdict(now: clock.now, cpu: cpuTime()) {
+                case .hung: return .silent
+                case .wait(let next): wait = next
+                }
+                watch = silence
+                continue
+            }
             if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 64 * 1024) }
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return .broken("its channel closed") }
+            // Something came: the silence, if any, starts again from here.
+            if let limit = timeout {
+                watch = SilenceWatch(limit: limit, now: clock.now, cpu: cpuTime())
+                wait = SilenceWatch.slice(of: limit)
+            }
             buffer.withUnsafeBytes { bytes in
                 decoder.withLock { $0.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count])) }
             }
         }
+    }
+
+    /// The CPU time the worker has spent, all its threads; nil when it cannot be read (it is gone).
+    func cpuTime() -> Duration? {
+        var clock = clockid_t()
+        guard clock_getcpuclockid(pid, &clock) == 0 else { return nil }
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return nil }
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 
     /// Kills the worker (if it still runs), waits for it and closes the channel: how it ended.

@@ -424,3 +424,37 @@ struct PulseOutputTests {
         }
     }
 }
+
+extension PulseOutputTests {
+    /// An engine slower than real time (a natural voice on a busy machine): each chunk plays out and
+    /// the stream runs dry before the next arrives. What was played must still be told as it is
+    /// heard, chunk by chunk, so that words are told when heard, not all at the track's end.
+    @Test func progressFollowsAnEngineSlowerThanRealTime() async throws {
+        let rig = try await Rig()
+        let track = rig.output.begin(format: mono22k)
+        let reader = Task {
+            var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
+            for await progress in track.progress { told.append((.now, progress)) }
+            return told
+        }
+        let chunk = tone(seconds: 0.1)
+        var appendedAt: [ContinuousClock.Instant] = []
+        for _ in 0..<8 {
+            appendedAt.append(.now)
+            rig.output.append(chunk, to: track.id)
+            await sleep(0.25)
+        }
+        rig.output.end(track.id)
+        #expect(await waitFor(3) { rig.output.progress(of: track.id)?.isFinished == true })
+        reader.cancel()
+        let told = await reader.value
+        for (k, start) in appendedAt.enumerated() {
+            let whole = (k + 1) * chunk.count
+            let reached = told.first { $0.progress.playedFrames >= whole - 441 }
+            let late = reached.map { $0.at - start } ?? .seconds(99)
+            print("chunk \(k): told played to its end \(late) after it was appended")
+            #expect(late < .milliseconds(220), "chunk \(k) told played \(late) after it was appended (it plays in 100 ms)")
+        }
+    }
+}
+

@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import A11yEngineWorker
+
+/// A silent worker is hung when it spends no CPU for the limit, or loops; never while it works,
+/// however slowly (a busy machine): row by row, then with real processes.
+struct SilenceWatchTests {
+    static let limit = Duration.seconds(2)
+    let start = ContinuousClock.now
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { start.advanced(by: .milliseconds(Int(seconds * 1000))) }
+    func cpu(_ seconds: Double) -> Duration { .milliseconds(Int(seconds * 1000)) }
+
+    /// (seconds since the silence began, the worker's CPU time, the verdict)
+    typealias Row = (at: Double, cpu: Double?, verdict: SilenceWatch.Verdict)
+
+    func run(_ rows: [Row], cpuAtStart: Double? = 10) {
+        var watch = SilenceWatch(limit: Self.limit, now: start, cpu: cpuAtStart.map(cpu))
+        for row in rows {
+            let verdict = watch.verdict(now: at(row.at), cpu: row.cpu.map(cpu))
+            #expect(verdict == row.verdict, "at \(row.at) s, CPU \(row.cpu.map { "\($0)" } ?? "unknown")")
+        }
+    }
+
+    @Test func aStoppedWorkerIsHungAfterTheLimit() {
+        run([(0.25, 10, .wait(.milliseconds(250))), (1.9, 10, .wait(.milliseconds(100))), (2.0, 10, .hung(.idle))])
+    }
+
+    @Test func aWorkerThatKeepsSpendingCPUIsWaitedForPastTheLimit() {
+        run([(1.0, 10.1, .wait(.milliseconds(250))), (2.5, 10.2, .wait(.milliseconds(250))), (4.0, 10.4, .wait(.milliseconds(250))),
+             (6.0, 10.5, .wait(.milliseconds(250)))])
+    }
+
+    @Test func aWorkerThatStopsSpendingIsHungTheLimitAfterItLastWorked() {
+        run([(1.0, 10.3, .wait(.milliseconds(250))), (2.9, 10.3, .wait(.milliseconds(100))), (3.0, 10.3, .hung(.idle))])
+    }
+
+    @Test func aWorkerLoopingWithoutAWordIsHungAtTheRunawayLimit() {
+        run([(1.0, 11.0, .wait(.milliseconds(250))), (3.0, 13.0, .wait(.milliseconds(250))), (4.0, 14.0, .hung(.looping))])
+    }
+
+    @Test func withoutItsCPUTimeWallTimeDecides() {
+        run([(1.0, nil, .wait(.milliseconds(250))), (2.0, nil, .hung(.idle))], cpuAtStart: nil)
+    }
+
+    // MARK: Real processes
+
+    static func worker(_ script: String) throws -> WorkerProcess {
+        try WorkerProcess.start(executable: "/usr/bin/python3", arguments: ["-c", script])
+    }
+
+    /// Burns `seconds` of CPU, then exits (its channel closes).
+    static let burnsThenExits = "import time\nt = time.process_time()\nwhile time.process_time() - t < %.2f: pass"
+
+    /// What a busy machine does to a worker: it runs a fifth of the time. Silent for several times
+    /// the limit while it works, it is waited for, and its end is seen (a limit on silence alone
+    /// took it for hung and killed it: every item `error` at load 12).
+    @Test func aWorkerSlowedByABusyMachineIsNotTakenForHung() async throws {
+        let worker = try Self.worker(String(format: Self.burnsThenExits, 0.5))
+        let throttle = Task.detached {
+            while !Task.isCancelled {
+                kill(worker.pid, SIGSTOP)
+                usleep(40_000)
+                kill(worker.pid, SIGCONT)
+                usleep(10_000)
+            }
+        }
+        let began = ContinuousClock.now
+        let received = worker.receive(timeout: .milliseconds(500))
+        throttle.cancel()
+        _ = await throttle.value
+        kill(worker.pid, SIGCONT)
+        let took = ContinuousClock.now - began
+        guard case .broken(let why) = received else {
+            Issue.record("taken for hung after \(took): \(received)")
+            _ = worker.end()
+            return
+        }
+        #expect(why == "its channel closed", "after \(took)")
+        #expect(took > .seconds(1), "it was slowed down: \(took)")
+        _ = worker.reap()
+    }
+
+    @Test func aStoppedWorkerIsSilent() throws {
+        let worker = try Self.worker("import time\ntime.sleep(30)")
+        kill(worker.pid, SIGSTOP)
+        guard case .silent = worker.receive(timeout: .milliseconds(500)) else {
+            Issue.record("a stopped worker was not taken for hung")
+            return
+        }
+        #expect(worker.end().contains("SIGKILL"))
+    }
+
+    @Test func aLoopingWorkerIsSilent() throws {
+        let worker = try Self.worker("while True: pass")
+        guard case .silent = worker.receive(timeout: .milliseconds(300)) else {
+            Issue.record("a looping worker was not taken for hung")
+            return
+        }
+        #expect(worker.cpuTime().map { $0 >= .milliseconds(600) } == true, "it looped for twice the limit of CPU")
+        _ = worker.end()
+    }
+}

@@ -37,7 +37,7 @@ final class FakeSpeech: SpeechControl {
     /// The clients whose departure was told (`clientLeft`), in order.
     var left: [ClientID] { state.withLock { $0.left } }
 
-    func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
+    func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem {
         if case .ssml(let markup) = request.content, !markup.contains("<speak") {
             throw SpeechError(.invalidSSML, "no <speak>")
         }
@@ -48,18 +48,20 @@ final class FakeSpeech: SpeechControl {
             return SpeechItem(
                 id: id, kind: request.kind,
                 utterance: Utterance(text: Self.text(request.content), segments: [], rate: 175, pitch: 50, volume: 100),
-                messagePriority: request.messagePriority)
+                owner: client, messagePriority: request.messagePriority)
         }
     }
 
-    func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
+    func post(_ items: [SpeechItem]) async -> Bool {
         state.withLock { state in
             for item in items {
+                let client = item.owner!
                 state.posted.append((item, client))
                 if holds { state.speaking.append((item, client)) }
             }
         }
         for item in items {
+            let client = item.owner!
             let request = state.withLock { $0.requests[item.id]! }
             let delay = eventDelay
             let holds = self.holds

@@ -180,7 +180,7 @@ import Testing
     }
 
     @Test func aLateReaderLosesIndexMarksButNoReplyOrEndOfItsMessages() async throws {
-        let router = SSIPRouter(limits: .init(shedProgressAfter: 2, shedCopiesAfter: 4))
+        let router = SSIPRouter(speech: FakeSpeech(), limits: .init(shedProgressAfter: 2, shedCopiesAfter: 4))
         let client = ClientID.next()
         let outbox = await router.register(client)
         let mark = SSIPReply(SSIPEvents.indexMarkCode, "INDEX MARK", lines: ["1", "1", "m"])

@@ -18,6 +18,7 @@ final class FakeSpeech: SpeechControl {
         var controls: [Control] = []
         var left: [ClientID] = []
         var subscribers: [AsyncStream<ClientEvent>.Continuation] = []
+        var whilePosting: (@Sendable ([SpeechItem]) async -> Void)?
     }
 
     private let state = Mutex(State())
@@ -34,6 +35,11 @@ final class FakeSpeech: SpeechControl {
     }
 
     var controls: [Control] { state.withLock { $0.controls } }
+    /// Runs inside `post`, before it returns: what may happen while a post is under way.
+    var whilePosting: (@Sendable ([SpeechItem]) async -> Void)? {
+        get { state.withLock { $0.whilePosting } }
+        set { state.withLock { $0.whilePosting = newValue } }
+    }
     /// The clients whose departure was told (`clientLeft`), in order.
     var left: [ClientID] { state.withLock { $0.left } }
 
@@ -53,6 +59,7 @@ final class FakeSpeech: SpeechControl {
     }
 
     func post(_ items: [SpeechItem]) async -> Bool {
+        await whilePosting?(items)
         state.withLock { state in
             for item in items {
                 let client = item.owner!

@@ -72,11 +72,11 @@ let package = Package(
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
         .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11yConfiguration", "A11ySystem"]),
 
-        // What every front end shares: its socket, peer check, accept loop and shutdown.
+        // What every front end shares: its socket, peer check, accept loop, connection loop and shutdown.
         .target(
             name: "A11yFrontEnd",
             dependencies: [
-                "A11ySystem",
+                "A11yCore", "A11ySystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,15 +7,16 @@ import Synchronization
 /// `ClientID`, posts in that client's name, and reads `events()` to tell each client about its own
 /// utterances (and subscribers about everything).
 public protocol SpeechControl: Sendable {
-    /// Plans the request (voice, element, spans, SSML) into an item with its own id, without queueing
-    /// it: the front end replies with the id before any event of the item can exist. Throws
-    /// `SpeechError` when it cannot be said.
-    func prepare(_ request: SpeechRequest) async throws -> SpeechItem
-    /// Queues prepared items in one step, in the client's name (it becomes each item's `owner`) (so that, for instance, two page
-    /// scrolls sent together always coalesce the same way). Each item's life is then told on
-    /// `events()`, ending with exactly one `finished`. Returns false, queueing nothing, once speech
-    /// has shut down: the front end then tells its client itself.
-    func post(_ items: [SpeechItem], from client: ClientID) async -> Bool
+    /// Plans the request (voice, element, spans, SSML) into an item of `client`'s, with its own id,
+    /// without queueing it: the front end replies with the id before any event of the item can exist.
+    /// The client is the item's `owner` from here on, the one record of who posted what: every event
+    /// of the item names it. Throws `SpeechError` when it cannot be said.
+    func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem
+    /// Queues prepared items in one step (so that, for instance, two page scrolls sent together
+    /// always coalesce the same way). Each item's life is then told on `events()`, ending with
+    /// exactly one `finished`. Returns false, queueing nothing, once speech has shut down: the front
+    /// end then tells its client itself.
+    func post(_ items: [SpeechItem]) async -> Bool
 
     /// Returns whether the pause took effect (false when nothing in scope was speaking).
     func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool

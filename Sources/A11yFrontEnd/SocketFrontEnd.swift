@@ -1,3 +1,4 @@
+import A11yCore
 import A11ySystem
 import Logging
 import NIOCore
@@ -16,73 +17,69 @@ public enum SocketListener: Sendable, Equatable {
     case inherited(descriptor: CInt, path: String?)
 }
 
-/// What every Unix-socket front end does the same way: bind its socket owner-only (or adopt the one
-/// systemd passed), admit only allowed users, accept connections until a graceful shutdown, route
-/// speech's events while it runs, and close connections once both have ended.
+/// What every Unix-socket front end does the same way, written once: bind its socket owner-only (or
+/// adopt the one systemd passed), admit only allowed users, accept connections until a graceful
+/// shutdown, run each connection's conversation, route speech's events while it runs, and close
+/// connections once both have ended. The front end brings only its `ConnectionHandler`.
 ///
 /// Speech shuts down before the front ends (the daemon lists it last), so when the event stream ends
 /// every `finished` has been routed; only then are connections closed, once their last lines are
-/// written. The front end brings its framing, its connections and its router.
-public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
-    public typealias Connection = NIOAsyncChannel<Inbound, Outbound>
+/// written.
+public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
+    public typealias Connection = NIOAsyncChannel<Handler.Inbound, Handler.Outbound>
 
     public let listener: SocketListener
     public let peers: PeerPolicy
     /// Counts this front end's connections (with the other front ends', for idle exit).
     public let connectionCount: ConnectionCount
-    /// Before "listening" and "socket closed" in the log ("" or "SSIP ").
+    /// Before "listening", "socket closed" and each connection's lines in the log ("" or "SSIP ").
     public let logPrefix: String
     public let logger: Logger
+    private let handler: Handler
+    private let speech: any SpeechControl
+    private let events: AsyncStream<ClientEvent>
 
     public init(
         listener: SocketListener, peers: PeerPolicy, connectionCount: ConnectionCount = ConnectionCount(), logPrefix: String = "",
-        logger: Logger
+        handler: Handler, speech: any SpeechControl, logger: Logger
     ) {
         self.listener = listener
         self.peers = peers
         self.connectionCount = connectionCount
         self.logPrefix = logPrefix
+        self.handler = handler
+        self.speech = speech
+        // Subscribed now, before any client can post, so that no event is missed.
+        self.events = speech.events()
         self.logger = logger
     }
 
-    /// Runs until a graceful shutdown (or cancellation).
-    /// - Parameters:
-    ///   - pipeline: adds the framing handlers to a new connection's pipeline.
-    ///   - whenTaken: something live already answers at the path: throw, or return to serve nothing.
-    ///   - events: routes speech's events; ends when speech has shut down.
-    ///   - serve: one connection, until it ends.
-    ///   - closeAll: every connection's outbox is finished (what is queued is still written).
-    public func run(
-        pipeline: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void,
-        whenTaken: (String) async throws -> Void,
-        events: @escaping @Sendable () async -> Void,
-        serve: @escaping @Sendable (Connection) async -> Void,
-        closeAll: @escaping @Sendable () async -> Void,
-        onReady: @Sendable () -> Void = {}
-    ) async throws {
+    /// Runs until a graceful shutdown (or cancellation). `onReady` is called once the socket listens.
+    public func run(onReady: @Sendable () -> Void = {}) async throws {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let peers = peers
         let logger = logger
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection<Inbound, Outbound>> = { channel in
+        let handler = handler
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection<Handler.Inbound, Handler.Outbound>> = { channel in
             // Whatever the socket's mode, another user's client is not served.
             peers.admit(channel) { peer in
                 logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             }.flatMapThrowing {
                 try channel.pipeline.syncOperations.addHandler(EndsReadingWhenOutputCloses())
-                try pipeline(channel.pipeline.syncOperations)
+                try handler.setUpChannel(channel.pipeline.syncOperations)
                 // Half-closure: finishing our writer flushes what is queued and then sends EOF.
                 return AcceptedConnection(try Connection(
                     wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true)))
             }
         }
-        let server: NIOAsyncChannel<AcceptedConnection<Inbound, Outbound>, Never>
+        let server: NIOAsyncChannel<AcceptedConnection<Handler.Inbound, Handler.Outbound>, Never>
         var ownedPath: String?
         switch listener {
         case .path(let path):
             guard try SocketFile.prepare(path: path) else {
-                try await whenTaken(path)
+                try await handler.socketTaken(at: path)
                 return
             }
             // Bound under a private name, made 0600, then linked to its path: the path never shows
@@ -97,7 +94,7 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
             if linked != 0 {
                 try? await server.channel.close()
                 if linked == EEXIST {
-                    try await whenTaken(path)
+                    try await handler.socketTaken(at: path)
                     return
                 }
                 throw SocketFileError(path: path, errno: linked)
@@ -114,10 +111,11 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
         onReady()
 
         let connectionCount = connectionCount
+        let events = events
         try await withThrowingDiscardingTaskGroup { connections in
             // The front door: accepting, and routing events, both end before connections are closed.
             try await withThrowingDiscardingTaskGroup { frontDoor in
-                frontDoor.addTask { await events() }
+                frontDoor.addTask { for await event in events { await handler.route(event) } }
                 try await withGracefulShutdownHandler {
                     try await server.executeThenClose { accepted in
                         for try await connection in accepted {
@@ -132,9 +130,69 @@ public struct SocketFrontEnd<Inbound: Sendable, Outbound: Sendable>: Sendable {
                     server.channel.close(promise: nil)
                 }
             }
-            await closeAll()
+            await handler.closeAll()
         }
         logger.info("\(logPrefix)socket closed")
+    }
+
+    /// One connection, until it has ended both ways: every front end's connection loop.
+    ///
+    /// Two halves. The writer drains the client's outbox to the socket until the handler finishes
+    /// it, then finishes our output: NIO writes what is queued and shuts the socket's output, and
+    /// `EndsReadingWhenOutputCloses` ends the reader. A writer that cannot go on (the client took
+    /// nothing for the stall limit, or the socket failed) closes the connection at once, unwritten
+    /// messages and all, which ends the reader too. The reader answers each value once the client's
+    /// answers have room (a client that sends without reading is held up by its own socket, not by
+    /// our memory); once it ends, for whatever reason, the handler is told the client sends nothing
+    /// more, and speech that the client left (`SpeechControl.clientLeft`: what its own pause held
+    /// ends, since nobody can resume it).
+    private func serve(_ channel: Connection) async {
+        let client = ClientID.next()
+        let opened = await handler.open(client)
+        let outbox = opened.outbox
+        var conversation = opened.conversation
+        let handler = handler
+        let logger = logger
+        let logPrefix = logPrefix
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                await withDiscardingTaskGroup { group in
+                    group.addTask {
+                        do {
+                            try await outbox.drain { try await outbound.write($0) }
+                            // The handler finished the outbox and all of it is written: end our side
+                            // (EndsReadingWhenOutputCloses then ends the reader).
+                            outbound.finish()
+                        } catch {
+                            if let stalled = error as? Outbox<Handler.Outbound>.Stalled {
+                                logger.warning("\(logPrefix)client cut off: \(stalled)", metadata: ["client": "\(client)"])
+                            } else {
+                                logger.debug("\(logPrefix)write failed", metadata: ["client": "\(client)", "error": "\(error)"])
+                            }
+                            // Nothing more can be written to it: close now, which ends the reader.
+                            await handler.close(client)
+                            channel.channel.close(promise: nil)
+                        }
+                    }
+                    do {
+                        for try await value in inbound {
+                            // Backpressure: nothing more is read while this client's answers wait unread.
+                            await outbox.waitForRoom()
+                            guard await handler.handle(value: value, conversation: &conversation) else { break }
+                        }
+                    } catch {
+                        logger.debug("\(logPrefix)read ended", metadata: ["client": "\(client)", "error": "\(error)"])
+                    }
+                    // However it ended (EOF, QUIT, a read error, cut off), the client can ask
+                    // nothing more: nothing may wait on it.
+                    await handler.stoppedSending(client, conversation: &conversation)
+                    await speech.clientLeft(client)
+                }
+            }
+        } catch {
+            logger.debug("\(logPrefix)connection ended", metadata: ["client": "\(client)", "error": "\(error)"])
+        }
+        await handler.close(client)
     }
 }
 

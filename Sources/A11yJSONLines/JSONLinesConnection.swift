@@ -17,7 +17,8 @@ struct JSONLinesConnection: Sendable {
 
     func handle(_ lines: LineBatch) async {
         for line in lines.lines where !line.readableBytesView.allSatisfy(Self.isWhitespace) {
-            // Backpressure: no more requests are read while this client's answers wait unread.
+            // Backpressure, line by line within a read too: no more requests are read while this
+            // client's answers wait unread.
             await outbox.waitForRoom()
             // Decoded, checked and converted for the speech API once, here.
             switch LineCodec.decodeCheckedRequest(line.readableBytesView) {
@@ -45,19 +46,12 @@ struct JSONLinesConnection: Sendable {
     ) async {
         var items: [SpeechItem] = []
         do {
-            for post in posts { items.append(try await speech.prepare(post)) }
+            for post in posts { items.append(try await speech.prepare(post, for: client)) }
         } catch {
             await router.send(.failure(for: error, to: id), to: client)
             return
         }
-        await router.expect(items.map(\.id), by: client)
-        await router.send(.reply(reply(items.map(\.id)), to: id), to: client)
-        if await speech.post(items, from: client) { return }
-        // Speech has shut down: nothing is queued, and each item still gets its one `finished`.
-        for item in items {
-            await router.route(ClientEvent(
-                .finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"), owner: client))
-        }
+        await router.post(items, replying: .reply(reply(items.map(\.id)), to: id), to: client)
     }
 
     private func answer(_ request: CheckedRequest) async -> ServerMessage {

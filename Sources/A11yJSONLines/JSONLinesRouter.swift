@@ -8,7 +8,10 @@ import Logging
 ///
 /// A connection whose client stopped sending (closed or half-closed) is kept until the items it
 /// posted have finished, so a client that posts and half-closes still hears `finished`; items of a
-/// client that went away entirely are still spoken, their events go nowhere. What waits for a
+/// client that went away entirely are still spoken, their events go nowhere. Who posted an item is
+/// the item's (`SpeechItem.owner`, named by each of its events); the router keeps only which of a
+/// connection's items it still waits for, from the same step as their post (`post(_:replying:to:)`,
+/// the front end's only way to post). What waits for a
 /// client is bounded by its `Outbox`: replies and its own items' events are owed and kept, a
 /// subscriber's copies of others' events and progress events are shed when it falls behind, and
 /// one that takes nothing for a while is cut off by its writer, so that it holds up no one and no
@@ -24,10 +27,12 @@ actor JSONLinesRouter {
     }
 
     private var connections: [ClientID: Connection] = [:]
+    private let speech: any SpeechControl
     private let limits: Outbox<ServerMessage>.Limits
     private let logger: Logger
 
-    init(limits: Outbox<ServerMessage>.Limits = .init(), logger: Logger) {
+    init(speech: any SpeechControl, limits: Outbox<ServerMessage>.Limits = .init(), logger: Logger) {
+        self.speech = speech
         self.limits = limits
         self.logger = logger
     }
@@ -59,9 +64,18 @@ actor JSONLinesRouter {
         }
     }
 
-    /// Items about to be posted by `client`: it stays open until each one has finished.
-    func expect(_ ids: [UtteranceID], by client: ClientID) {
-        connections[client]?.outstanding.formUnion(ids)
+    /// Queues `items`, prepared for `client`, in one step, and sends it `reply` first. The client's
+    /// connection stays open until each has finished, counted from before the post, so no event of
+    /// theirs can come first. Once speech has shut down nothing is queued, and each item still gets
+    /// its one `finished`, from here.
+    func post(_ items: [SpeechItem], replying reply: ServerMessage, to client: ClientID) async {
+        connections[client]?.outstanding.formUnion(items.map(\.id))
+        send(reply, to: client)
+        if await speech.post(items) { return }
+        for item in items {
+            route(ClientEvent(
+                .finished(item.id, text: item.text, reason: .stopped, message: "the daemon is shutting down"), owner: item.owner))
+        }
     }
 
     func subscribe(_ client: ClientID) {

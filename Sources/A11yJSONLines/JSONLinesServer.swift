@@ -9,7 +9,8 @@ import ServiceLifecycle
 ///
 /// It stops accepting on a graceful shutdown. Speech shuts down before it (the daemon lists it
 /// after the front ends), so when the event stream ends every `finished` has been routed; then
-/// connections are closed once their last lines are written.
+/// connections are closed once their last lines are written. The loops are `SocketFrontEnd`'s;
+/// what is JSON Lines' is `JSONLinesHandler`.
 public final class JSONLinesServer: Service, Sendable {
     public struct Configuration: Sendable {
         /// Longest line read; a longer one is dropped as it comes and answered `line_too_long`.
@@ -28,14 +29,7 @@ public final class JSONLinesServer: Service, Sendable {
         public var description: String { "another a11yd is already listening on \(path)" }
     }
 
-    private typealias Connection = NIOAsyncChannel<LineBatch, ServerMessage>
-
-    private let frontEnd: SocketFrontEnd<LineBatch, ServerMessage>
-    private let speech: any SpeechControl
-    private let configuration: Configuration
-    private let events: AsyncStream<ClientEvent>
-    private let router: JSONLinesRouter
-    private let logger: Logger
+    private let frontEnd: SocketFrontEnd<JSONLinesHandler>
     private let onReady: @Sendable () -> Void
 
     /// Only clients of `allowedUIDs`, the daemon's own user and root are served. Its connections are
@@ -45,71 +39,15 @@ public final class JSONLinesServer: Service, Sendable {
         speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger,
         onReady: @escaping @Sendable () -> Void = {}
     ) {
+        let router = JSONLinesRouter(speech: speech, limits: configuration.outboxLimits, logger: logger)
         self.frontEnd = SocketFrontEnd(
-            listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount, logger: logger)
-        self.router = JSONLinesRouter(limits: configuration.outboxLimits, logger: logger)
-        self.speech = speech
-        self.configuration = configuration
-        // Subscribed now, before any client can post, so that no event is missed.
-        self.events = speech.events()
-        self.logger = logger
+            listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount,
+            handler: JSONLinesHandler(speech: speech, router: router, maximumLineLength: configuration.maximumLineLength),
+            speech: speech, logger: logger)
         self.onReady = onReady
     }
 
     public func run() async throws {
-        let maximumLineLength = configuration.maximumLineLength
-        try await frontEnd.run(
-            pipeline: { pipeline in
-                try pipeline.addHandlers(
-                    ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength)),
-                    MessageToByteHandler(JSONLineEncoder<ServerMessage>()))
-            },
-            whenTaken: { path in throw SocketTaken(path: path) },
-            events: { for await delivery in self.events { await self.router.route(delivery) } },
-            serve: { await self.serve($0) },
-            closeAll: { await self.router.closeAll() },
-            onReady: onReady)
-    }
-
-    private func serve(_ channel: Connection) async {
-        let client = ClientID.next()
-        let outbox = await router.register(client)
-        let connection = JSONLinesConnection(
-            client: client, speech: speech, router: router, outbox: outbox, maximumLineLength: configuration.maximumLineLength)
-        do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask {
-                        // The writer: every message for this client, in order, until the router closes it.
-                        do {
-                            try await outbox.drain { try await outbound.write($0) }
-                            // The reader below ends too, once this is written (EndsReadingWhenOutputCloses).
-                            outbound.finish()
-                        } catch let stalled as Outbox<ServerMessage>.Stalled {
-                            self.logger.warning("client cut off: \(stalled)", metadata: ["client": "\(client)"])
-                            await self.cutOff(client, channel)
-                        } catch {
-                            // Nothing more can be written to it: the conversation is over.
-                            await self.cutOff(client, channel)
-                        }
-                    }
-                    do {
-                        for try await batch in inbound { await connection.handle(batch) }
-                    } catch {
-                        logger.debug("connection read ended", metadata: ["client": "\(client)", "error": "\(error)"])
-                    }
-                    await router.stoppedReading(client)
-                }
-            }
-        } catch {
-            logger.debug("connection ended", metadata: ["client": "\(client)", "error": "\(error)"])
-        }
-        await router.remove(client)
-    }
-
-    /// Closes the connection now, unwritten messages and all: its reader ends too.
-    private func cutOff(_ client: ClientID, _ channel: Connection) async {
-        await router.remove(client)
-        channel.channel.close(promise: nil)
+        try await frontEnd.run(onReady: onReady)
     }
 }

@@ -58,13 +58,11 @@ struct SSIPConnection: Sendable {
     ) async -> [SSIPSession.Action] {
         let item: SpeechItem
         do {
-            item = try await speech.prepare(request)
+            item = try await speech.prepare(request, for: client)
         } catch {
             return session.failed(SpeechError(wrapping: error))
         }
-        await router.expect(item.id, notifications: notifications, by: client)
-        guard await speech.post([item], from: client) else {
-            await router.forget(item.id, by: client)
+        guard await router.post(item, notifications: notifications) else {
             return session.failed(SpeechError(.shuttingDown, "a11yd is shutting down"))
         }
         return session.queued(item.id)

@@ -14,6 +14,11 @@ import A11yFrontEnd
 /// its `702 END` or `704 PAUSED`), not when a11yd starts synthesising it: that is what BEGIN means
 /// to speech-dispatcher's clients, and a BEGIN sent within a millisecond of `225` reaches
 /// python3-speechd before it has registered the message's callback (its own TODO says so).
+///
+/// Who sent a message is the item's (`SpeechItem.owner`, named by each of its events); the router
+/// keeps only what SSIP needs of each message of a connection (the notifications asked, whether
+/// BEGIN went out), from the same step as its post (`post(_:notifications:)`, the front end's only
+/// way to post) until its last event.
 actor SSIPRouter {
     private struct Message {
         /// The events the client asked for when it sent the message.
@@ -34,11 +39,13 @@ actor SSIPRouter {
         var changes: [SSIPSettingChange] = []
     }
 
+    private let speech: any SpeechControl
     private let limits: Outbox<SSIPReply>.Limits
     private let eventsHeldAfterQueued: Duration
     private var connections: [ClientID: Connection] = [:]
 
-    init(limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero) {
+    init(speech: any SpeechControl, limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero) {
+        self.speech = speech
         self.limits = limits
         self.eventsHeldAfterQueued = eventsHeldAfterQueued
     }
@@ -91,13 +98,15 @@ actor SSIPRouter {
         endAnswer(client)
     }
 
-    /// A message the client is about to queue, with the events it wants for it.
-    func expect(_ id: UtteranceID, notifications: SSIPNotifications, by client: ClientID) {
-        connections[client]?.messages[id] = Message(notifications: notifications)
-    }
-
-    func forget(_ id: UtteranceID, by client: ClientID) {
-        connections[client]?.messages[id] = nil
+    /// Queues a message prepared for its client (`SpeechItem.owner`), with the events the client
+    /// wants for it: kept from the same step as the post, so that its first event finds it, and let
+    /// go if speech has shut down. Returns false then: nothing was queued.
+    func post(_ item: SpeechItem, notifications: SSIPNotifications) async -> Bool {
+        guard let client = item.owner else { preconditionFailure("an SSIP message is prepared for its client") }
+        connections[client]?.messages[item.id] = Message(notifications: notifications)
+        if await speech.post([item]) { return true }
+        connections[client]?.messages[item.id] = nil
+        return false
     }
 
     func route(_ delivery: ClientEvent) {

@@ -12,7 +12,8 @@ import Glibc
 /// If something already answers on the path (a running speech-dispatcher) it says so in the log and
 /// serves nothing, waiting for shutdown; it never unlinks a live socket. Like the JSON front end it
 /// stops accepting on a graceful shutdown, and closes connections once speech's event stream has
-/// ended (after the last `finished`) and their last replies are written.
+/// ended (after the last `finished`) and their last replies are written. The loops are
+/// `SocketFrontEnd`'s; what is SSIP's is `SSIPHandler`.
 public final class SSIPServer: Service, Sendable {
     public struct Configuration: Sendable {
         /// Longest line accepted; a longer one is answered `500` (a command) or refuses its message.
@@ -35,14 +36,7 @@ public final class SSIPServer: Service, Sendable {
         public init() {}
     }
 
-    private typealias Connection = NIOAsyncChannel<SSIPFrame, SSIPReply>
-
-    private let frontEnd: SocketFrontEnd<SSIPFrame, SSIPReply>
-    private let speech: any SpeechControl
-    private let configuration: Configuration
-    private let events: AsyncStream<ClientEvent>
-    private let router: SSIPRouter
-    private let logger: Logger
+    private let frontEnd: SocketFrontEnd<SSIPHandler>
 
     /// Only clients of `allowedUIDs`, the daemon's own user and root are served. Its connections are
     /// counted in `connectionCount`.
@@ -50,15 +44,12 @@ public final class SSIPServer: Service, Sendable {
         listener: SocketListener, allowedUIDs: [UInt32] = [], connectionCount: ConnectionCount = ConnectionCount(),
         speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger
     ) {
+        let router = SSIPRouter(
+            speech: speech, limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued)
         self.frontEnd = SocketFrontEnd(
             listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount,
-            logPrefix: "SSIP ", logger: logger)
-        self.speech = speech
-        self.configuration = configuration
-        // Subscribed now, before any client can speak, so that no event is missed.
-        self.events = speech.events()
-        self.router = SSIPRouter(limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued)
-        self.logger = logger
+            logPrefix: "SSIP ", handler: SSIPHandler(speech: speech, router: router, configuration: configuration, logger: logger),
+            speech: speech, logger: logger)
     }
 
     /// Where every SSIP client looks first: `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock`
@@ -69,74 +60,6 @@ public final class SSIPServer: Service, Sendable {
     }
 
     public func run() async throws {
-        let maximumLineLength = configuration.maximumLineLength
-        let logger = logger
-        try await frontEnd.run(
-            pipeline: { pipeline in
-                try pipeline.addHandlers(
-                    ByteToMessageHandler(SSIPLineDecoder(maximumLength: maximumLineLength)), MessageToByteHandler(SSIPReplyEncoder()))
-            },
-            whenTaken: { path in
-                logger.notice(
-                    "another speech server already listens on the SSIP socket; a11yd leaves it alone and serves JSON only",
-                    metadata: ["socket": "\(path)"])
-                try? await gracefulShutdown()
-            },
-            events: { for await delivery in self.events { await self.router.route(delivery) } },
-            serve: { await self.serve($0) },
-            closeAll: { await self.router.closeAll() })
+        try await frontEnd.run()
     }
-
-    private func serve(_ channel: Connection) async {
-        let client = ClientID.next()
-        let outbox = await router.register(client)
-        let connection = SSIPConnection(client: client, speech: speech, router: router)
-        var session = SSIPSession(
-            client: client, defaultLanguage: configuration.defaultLanguage, defaultPriority: configuration.defaultPriority,
-            limits: .init(maximumMessageBytes: configuration.maximumMessageBytes))
-        do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask {
-                        // The writer: every reply and event, in order, until the router closes the
-                        // outbox (QUIT, the client gone, a client not reading, shutdown).
-                        do {
-                            try await outbox.drain { try await outbound.write($0) }
-                        } catch {
-                            if let stalled = error as? Outbox<SSIPReply>.Stalled {
-                                self.logger.warning("SSIP client cut off: \(stalled)", metadata: ["client": "\(client)"])
-                            }
-                            // Nothing more can be written to it: close now, which ends the reader.
-                            channel.channel.close(promise: nil)
-                            throw error
-                        }
-                        outbound.finish()
-                        // The conversation is over: stop reading too (EndsReadingWhenOutputCloses
-                        // ends the reader below once what was queued is written).
-                        throw ConnectionEnded()
-                    }
-                    do {
-                        for try await frame in inbound {
-                            // Backpressure: no more commands are read while this client's answers wait unread.
-                            await outbox.waitForRoom()
-                            guard await connection.handle(frame, session: &session) else { break }
-                        }
-                    } catch {
-                        logger.debug("SSIP read ended", metadata: ["client": "\(client)", "error": "\(error)"])
-                    }
-                    // A message half sent is dropped; those queued are still spoken, but what
-                    // the client's own pause held ends: nobody is left to resume it.
-                    session.end()
-                    await router.close(client)
-                    await speech.clientLeft(client)
-                }
-            }
-        } catch is ConnectionEnded {
-        } catch {
-            logger.debug("SSIP connection ended", metadata: ["client": "\(client)", "error": "\(error)"])
-        }
-        await router.close(client)
-    }
-
-    private struct ConnectionEnded: Error {}
 }

@@ -32,7 +32,9 @@ public actor TestClient {
             .connect(unixDomainSocketPath: path) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder()))
-                    return try NIOAsyncChannel<LineBatch, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    // Half-closure: `closeWriting` (finishing the writer) sends EOF and keeps reading.
+                    return try NIOAsyncChannel<LineBatch, ByteBuffer>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                 }
             }
         let client = TestClient(channel: channel)

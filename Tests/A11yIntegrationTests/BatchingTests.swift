@@ -15,18 +15,18 @@ import Testing
         private let state = Mutex((next: UInt64(1), steps: [[UtteranceID]]()))
         var steps: [[UtteranceID]] { state.withLock { $0.steps } }
 
-        func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
+        func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem {
             let id = state.withLock { state in
                 defer { state.next += 1 }
                 return UtteranceID(rawValue: state.next)
             }
-            return SpeechItem(id: id, kind: request.kind, utterance: Utterance(text: "x", segments: [], rate: 175, pitch: 50, volume: 100))
+            return SpeechItem(id: id, kind: request.kind, utterance: Utterance(text: "x", segments: [], rate: 175, pitch: 50, volume: 100), owner: client)
         }
         /// Speech that has shut down takes nothing.
         let isShutDown: Bool
         init(isShutDown: Bool = false) { self.isShutDown = isShutDown }
 
-        func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
+        func post(_ items: [SpeechItem]) async -> Bool {
             if isShutDown { return false }
             state.withLock { $0.steps.append(items.map(\.id)) }
             return true
@@ -47,7 +47,7 @@ import Testing
     func deliver(
         _ lines: [String], to speech: StepRecorder = StepRecorder()
     ) async throws -> (steps: [[UtteranceID]], answers: [ServerMessage]) {
-        let router = JSONLinesRouter(logger: Logger(label: "test"))
+        let router = JSONLinesRouter(speech: speech, logger: Logger(label: "test"))
         let client = ClientID.next()
         let outbox = await router.register(client)
         let connection = JSONLinesConnection(client: client, speech: speech, router: router, outbox: outbox)

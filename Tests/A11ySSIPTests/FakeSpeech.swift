@@ -18,6 +18,7 @@ final class FakeSpeech: SpeechControl {
         var controls: [Control] = []
         var left: [ClientID] = []
         var subscribers: [AsyncStream<ClientEvent>.Continuation] = []
+        var whilePosting: (@Sendable ([SpeechItem]) async -> Void)?
     }
 
     private let state = Mutex(State())
@@ -34,10 +35,15 @@ final class FakeSpeech: SpeechControl {
     }
 
     var controls: [Control] { state.withLock { $0.controls } }
+    /// Runs inside `post`, before it returns: what may happen while a post is under way.
+    var whilePosting: (@Sendable ([SpeechItem]) async -> Void)? {
+        get { state.withLock { $0.whilePosting } }
+        set { state.withLock { $0.whilePosting = newValue } }
+    }
     /// The clients whose departure was told (`clientLeft`), in order.
     var left: [ClientID] { state.withLock { $0.left } }
 
-    func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
+    func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem {
         if case .ssml(let markup) = request.content, !markup.contains("<speak") {
             throw SpeechError(.invalidSSML, "no <speak>")
         }
@@ -48,18 +54,21 @@ final class FakeSpeech: SpeechControl {
             return SpeechItem(
                 id: id, kind: request.kind,
                 utterance: Utterance(text: Self.text(request.content), segments: [], rate: 175, pitch: 50, volume: 100),
-                messagePriority: request.messagePriority)
+                owner: client, messagePriority: request.messagePriority)
         }
     }
 
-    func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
+    func post(_ items: [SpeechItem]) async -> Bool {
+        await whilePosting?(items)
         state.withLock { state in
             for item in items {
+                let client = item.owner!
                 state.posted.append((item, client))
                 if holds { state.speaking.append((item, client)) }
             }
         }
         for item in items {
+            let client = item.owner!
             let request = state.withLock { $0.requests[item.id]! }
             let delay = eventDelay
             let holds = self.holds

@@ -180,7 +180,7 @@ import Testing
     }
 
     @Test func aLateReaderLosesIndexMarksButNoReplyOrEndOfItsMessages() async throws {
-        let router = SSIPRouter(limits: .init(shedProgressAfter: 2, shedCopiesAfter: 4))
+        let router = SSIPRouter(speech: FakeSpeech(), limits: .init(shedProgressAfter: 2, shedCopiesAfter: 4))
         let client = ClientID.next()
         let outbox = await router.register(client)
         let mark = SSIPReply(SSIPEvents.indexMarkCode, "INDEX MARK", lines: ["1", "1", "m"])
@@ -194,6 +194,26 @@ import Testing
         let written = Collected<SSIPReply>()
         try await outbox.drain { written.append($0) }
         #expect(written.all == [.paused, .resumed, .stopped] + Array(repeating: .canceled, count: 10))
+    }
+
+    @Test func eventsThatComeWhileTheMessageIsBeingPostedAreItsClients() async throws {
+        // Holding: FakeSpeech tells nothing of its own; the events below are the only ones.
+        let speech = FakeSpeech(holds: true)
+        let router = SSIPRouter(speech: speech, limits: .init())
+        speech.whilePosting = { items in
+            for item in items {
+                await router.route(ClientEvent(.started(item.id), owner: item.owner))
+                await router.route(ClientEvent(.finished(item.id, text: item.text, reason: .spoken, message: nil), owner: item.owner))
+            }
+        }
+        let client = ClientID.next()
+        let outbox = await router.register(client)
+        let item = try await speech.prepare(SpeechRequest(.text("bonjour")), for: client)
+        #expect(await router.post(item, notifications: .all))
+        await router.close(client)
+        let written = Collected<SSIPReply>()
+        try await outbox.drain { written.append($0) }
+        #expect(written.all.map(\.code) == [701, 702], "BEGIN and END, though they came before the post returned")
     }
 
     @Test func setAllReachesTheOtherConnectionsAndAnUnknownIDIsRefused() async throws {

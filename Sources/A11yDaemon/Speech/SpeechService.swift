@@ -71,11 +71,12 @@ public final class SpeechService: SpeechControl, Service {
 
     // MARK: - SpeechControl
 
-    public func prepare(_ request: SpeechRequest) async throws -> SpeechItem {
+    public func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem {
+        // Each event of the item comes back from the queue with its owner.
         return SpeechItem(
             id: coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
             playsEarcon: Self.playsEarcon(request, earcon: earcon), utterance: try await planner.plan(request),
-            messagePriority: request.messagePriority)
+            owner: client, messagePriority: request.messagePriority)
     }
 
     /// The one place that decides whether an item opens with the earcon: a new screen, when the
@@ -84,14 +85,8 @@ public final class SpeechService: SpeechControl, Service {
         earcon && request.kind == .screenChanged
     }
 
-    public func post(_ items: [SpeechItem], from client: ClientID) async -> Bool {
-        // Each event of these items comes back from the queue with their owner.
-        let owned = items.map { item in
-            var item = item
-            item.owner = client
-            return item
-        }
-        return await coordinator.post(owned)
+    public func post(_ items: [SpeechItem]) async -> Bool {
+        await coordinator.post(items)
     }
 
     public func pause(_ scope: ControlScope, at boundary: PauseBoundary) async -> Bool {

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
         .library(name: "A11yEngine", targets: ["A11yEngine"]),
         .library(name: "A11yEngineWorker", targets: ["A11yEngineWorker"]),
+        .library(name: "A11yConfiguration", targets: ["A11yConfiguration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

@@ -74,7 +74,7 @@ bench-pronunciation: deps
 # built with -sanitize=fuzzer,address; each target runs FUZZ_SECONDS on Fuzz/corpus/NAME and fails
 # on a crash or broken invariant, leaving the input in Fuzz/artifacts/. FUZZ_TARGETS picks some.
 FUZZ_SECONDS ?= 240
-FUZZ_TARGETS ?= lines ssml ipa ssip render frames
+FUZZ_TARGETS ?= lines ssml ipa ssip render frames toml
 fuzz: deps
 	@# lld: gold crashes ("internal error in format_file_lineno") linking libFuzzer's driver here.
 	$(SWIFT) build --package-path Fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -g \

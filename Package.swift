@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "A11ySSIP", targets: ["A11ySSIP"]),
         .library(name: "A11yEngine", targets: ["A11yEngine"]),
         .library(name: "A11yEngineWorker", targets: ["A11yEngineWorker"]),
+        .library(name: "A11yConfiguration", targets: ["A11yConfiguration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -42,8 +43,12 @@ let package = Package(
         // read and the strict TOML reader, and where the JSON socket is (`SocketLocation`); and
         // `TextError`, the located refusal of every text reader (TOML, SSML, PLS). It imports no
         // Foundation, not even FoundationEssentials (a11ysay links it statically, with
-        // FoundationEssentials only for its JSON coding).
-        .target(name: "A11yConfiguration", dependencies: ["A11ySystem"]),
+        // FoundationEssentials only for its JSON coding). `ConfigurationKey`: a key's name, how its
+        // value is read and written, the one definition both executables read a key through.
+        .target(
+            name: "A11yConfiguration",
+            dependencies: ["A11ySystem", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
 
         // Thin C edges.
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG"),

@@ -9,10 +9,11 @@ cd "$(dirname "$0")"
 BIN=${FUZZ_BIN:-.build/release}
 SECONDS_EACH=${FUZZ_SECONDS:-240}
 # Each target's longest input: a JSON line or SSIP exchange with room for a few lines, a
-# document, one IPA word or phrase, a text to speak (synthesis costs milliseconds per input).
+# document, one IPA word or phrase, a text to speak (synthesis costs milliseconds per input), a
+# configuration file (the documented one, config/a11yd.toml, is 5.4 KB).
 max_len() {
     case $1 in
-        lines) echo 1024 ;; ssip) echo 1024 ;; ssml) echo 2048 ;; ipa) echo 128 ;; render) echo 384 ;; frames) echo 4096 ;;
+        lines) echo 1024 ;; ssip) echo 1024 ;; ssml) echo 2048 ;; ipa) echo 128 ;; render) echo 384 ;; frames) echo 4096 ;; toml) echo 8192 ;;
     esac
 }
 # The Swift runtime's backtracer would otherwise try to symbolicate each crash (minutes here).
@@ -20,7 +21,7 @@ export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:handle_abort=1}
 mkdir -p artifacts
 status=0
-for name in ${*:-lines ssml ipa ssip render frames}; do
+for name in ${*:-lines ssml ipa ssip render frames toml}; do
     fuzzer="$BIN/fuzz-$name"
     corpus="corpus/$name"
     mkdir -p "$corpus"

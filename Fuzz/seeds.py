@@ -107,4 +107,13 @@ for i, text in enumerate(TEXTS):
 for s in sorted(ssml)[:30]:
     render.append(bytes([2, 1, 7, 0, 0, 0, 0, 0, 0]) + bytes(24) + s.encode("utf-8"))
 write("render", render)
+# --- TOML: the documented configuration, its sections one by one, the reader tests' inputs ---------
+documented = read("config/a11yd.toml")
+toml = [documented, documented.replace("\n", "\r\n"), "\ufeff" + documented]
+toml += ["[" + part for part in documented.split("\n[")[1:]]
+tests = read("Tests/A11yConfigurationTests/TOMLReaderTests.swift") + read("Tests/A11yConfigurationTests/ConfigurationTests.swift")
+toml += [t.encode("utf-8").decode("unicode_escape", errors="ignore") for t in re.findall(r'\("((?:[^"\\]|\\.)*)", "', tests)]
+toml += ['a = [' * 40, 'a = ' + '[' * 32 + ']' * 32, 'x = 0x_1', 'x = 1__0', 'x = 00', 'x = 1e309', 'x = -nan',
+         '[a]\n[a]', '[a.b]\n[a]\nb = 1', 'a.b = 1\n[a]', '"" = 1', "'' = ''", 'a = "\\uD800"', 'a = "\\U0010FFFF"']
+write("toml", toml)
 print("seeds written to", os.path.join(here, "seeds"))

@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// A value of the TOML subset a11yd's configuration is written in (see `TOMLReader`).
 public enum TOMLValue: Sendable, Equatable {
     case string(String)
@@ -18,16 +20,18 @@ public enum TOMLValue: Sendable, Equatable {
 /// A table: keys in the order they were first written (so that "the first unknown key" is the
 /// first one in the file) and their values.
 public struct TOMLTable: Sendable, Equatable {
-    public private(set) var keys: [String] = []
-    private var values: [String: TOMLValue] = [:]
+    private var values: OrderedDictionary<String, TOMLValue> = [:]
 
     public init() {}
 
-    public subscript(key: String) -> TOMLValue? { values[key] }
+    /// In the order they were first set.
+    public var keys: OrderedSet<String> { values.keys }
 
-    /// Sets a key that is not there yet, or replaces a table (as it is filled).
-    fileprivate mutating func set(_ key: String, _ value: TOMLValue) {
-        if values.updateValue(value, forKey: key) == nil { keys.append(key) }
+    /// Setting a key already there replaces its value in its place (the reader fills a table so);
+    /// a new key goes last.
+    public subscript(key: String) -> TOMLValue? {
+        get { values[key] }
+        set { values[key] = newValue }
     }
 }
 
@@ -256,12 +260,12 @@ public struct TOMLReader {
                     guard replacingTable, existing.table != nil else { return false }
                     return true  // already a table: headers only mark it defined
                 }
-                table.set(key, value)
+                table[key] = value
                 return true
             }
             var child = table[key]?.table ?? TOMLTable()
             guard put(&child, rest.dropFirst()) else { return false }
-            table.set(key, .table(child))
+            table[key] = .table(child)
             return true
         }
         guard put(&root, path[...]) else {

@@ -1,7 +1,8 @@
 import A11yConfiguration
 
 /// The keys of a11yd's configuration file that a11ysay honours, `daemon.socket` and
-/// `daemon.autospawn`, read as a11yd reads them (`ConfigurationFile`, `TOMLReader`): in any form
+/// `daemon.autospawn`, read through the keys a11yd reads them with (`ClientKeys`, rows of
+/// `DaemonConfiguration.keys`; `ConfigurationFile`, `TOMLReader`): in any form
 /// TOML allows (a literal string, a dotted key, a quoted name), and only from a regular file.
 /// A file a11ysay cannot use (not a regular file, not TOML, a value of the wrong type) counts as
 /// the defaults: a11yd, which reads every key, says what is wrong with it.
@@ -20,8 +21,7 @@ struct ClientSettings {
 
     init(path: String, table: TOMLTable = TOMLTable()) {
         self.path = path
-        let daemon = table["daemon"]?.table
-        socket = daemon?["socket"]?.string.flatMap { $0.isEmpty ? nil : $0 }
-        autospawn = daemon?["autospawn"]?.boolean
+        socket = (try? ClientKeys.socket.value(in: table)) ?? nil
+        autospawn = try? ClientKeys.autospawn.value(in: table)
     }
 }

@@ -1,7 +1,8 @@
 import A11yCore
 
 /// Everything a11yd can be told in its TOML file, with the defaults it runs with when told
-/// nothing. config/a11yd.toml documents every key.
+/// nothing. Its keys are `keys` (DaemonConfiguration+Keys.swift), from which config/a11yd.toml,
+/// which documents every key, is written (`documentedFile`).
 public struct DaemonConfiguration: Sendable, Equatable {
     public struct Voice: Sendable, Equatable {
         /// BCP 47 or POSIX tag; nil means the user's locale (`LANG`), as VoiceOver uses the system language.
@@ -65,34 +66,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// The configuration as a list of `key = value` lines, for logging what a reload changed.
+    /// The configuration as a list of `key = value` lines, for logging what a reload changed: every
+    /// key of `keys` that is applied, in its order.
     public var settings: [(key: String, value: String)] {
-        [
-            ("voice.language", voice.language ?? "(from LANG)"),
-            ("voice.rate", String(voice.rate)),
-            ("voice.pitch", String(voice.pitch)),
-            ("voice.volume", String(voice.volume)),
-            ("voices", voices.map { "\($0.language)=\($0.voice)" }.joined(separator: ",")),
-            ("piper.idle_unload_seconds", String(piperIdleSeconds)),
-            ("queue.max_bytes", String(queueMaxBytes)),
-            ("earcon.screen_changed", String(earcon)),
-            ("audio.server", audioServer ?? "(default)"),
-            ("audio.duck", duck.rawValue),
-            ("audio.duck_db", String(duckDecibels)),
-            ("daemon.socket", socketPath ?? "(default)"),
-            ("daemon.autospawn", String(autospawn)),
-            ("daemon.idle_exit_seconds", String(idleExitSeconds)),
-            ("ssip.enabled", String(ssipEnabled)),
-            ("ssip.socket", ssipSocketPath ?? "(default)"),
-            ("ssip.default_priority", ssipDefaultPriority.rawValue),
-            ("daemon.allowed_uids", allowedUIDs.map(String.init).joined(separator: ",")),
-        ]
+        Self.keys.compactMap { key in key.shown.map { (key.dottedName, $0(self)) } }
     }
 
     /// The keys whose values differ.
     public func changes(from old: DaemonConfiguration) -> [Change] {
-        zip(old.settings, settings).compactMap { before, after in
-            before.value == after.value ? nil : Change(key: after.key, old: before.value, new: after.value)
+        Self.keys.compactMap { key in
+            guard let shown = key.shown else { return nil }
+            let before = shown(old), after = shown(self)
+            return before == after ? nil : Change(key: key.dottedName, old: before, new: after, takesEffect: key.takesEffect)
         }
     }
 
@@ -101,10 +86,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var key: String
         public var old: String
         public var new: String
+        /// The key's row says: voice settings apply to the next utterance, the idle exit and
+        /// autospawn at once; the rest (queue, earcon, audio server, sockets) is read once at start.
+        public var takesEffect: TakesEffect
 
-        /// Voice settings apply to the next utterance; the rest (queue, earcon, audio server,
-        /// socket) is read once at start.
-        public var takesEffectAtOnce: Bool { key.hasPrefix("voice.") || key == "voices" || key.hasPrefix("daemon.idle_exit") || key == "daemon.autospawn" }
+        public var takesEffectAtOnce: Bool { takesEffect == .onReload }
 
         public var description: String { "\(key): \(old) -> \(new)" }
     }

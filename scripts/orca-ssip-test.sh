@@ -6,17 +6,25 @@
 #   scripts/orca-ssip-test.sh --socket PATH        an SSIP server already listening (a test's, or a11yd's)
 #   scripts/orca-ssip-test.sh --a11yd BIN          start BIN --ssip-socket … on a private PulseAudio null sink,
 #                                                  record its monitor, and check that speech was heard
+#     --piper-voice NAME --data-home DIR           with --a11yd: Orca's own settings choose the `piper` output
+#                                                  module and the voice NAME (as a user does in its preferences);
+#                                                  a11yd finds the runtime and voices in DIR ($XDG_DATA_HOME) and
+#                                                  must log that the Piper worker started for that speech
 # Prints "ORCA-SSIP OK" on success. Logs stay in $ORCA_TEST_KEEP if set.
 set -euo pipefail
-socket="" a11yd=""
+socket="" a11yd="" piper_voice="" data_home=""
+usage="usage: $0 --socket PATH | --a11yd BIN [--piper-voice NAME --data-home DIR]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --socket) socket="$2"; shift 2 ;;
         --a11yd) a11yd="$2"; shift 2 ;;
-        *) echo "usage: $0 --socket PATH | --a11yd BIN" >&2; exit 2 ;;
+        --piper-voice) piper_voice="$2"; shift 2 ;;
+        --data-home) data_home="$2"; shift 2 ;;
+        *) echo "$usage" >&2; exit 2 ;;
     esac
 done
-[ -n "$socket" ] || [ -n "$a11yd" ] || { echo "usage: $0 --socket PATH | --a11yd BIN" >&2; exit 2; }
+[ -n "$socket" ] || [ -n "$a11yd" ] || { echo "$usage" >&2; exit 2; }
+[ -z "$piper_voice" ] || { [ -n "$a11yd" ] && [ -n "$data_home" ]; } || { echo "$usage" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/a11y-orca.XXXXXX)"
 pids=()
@@ -78,7 +86,10 @@ if [ -n "$a11yd" ]; then
     export PULSE_SERVER="unix:$work/pulse/native"
     wait_for 10 pactl info || { echo "the private PulseAudio did not start" >&2; exit 1; }
     socket="$work/ssip.sock"
-    "$a11yd" --socket "$work/a11yd.sock" --ssip-socket "$socket" >"$work/a11yd.log" 2>&1 &
+    # The Piper runtime and voices where a user's are ($XDG_DATA_HOME/a11yd), and none of the machine's.
+    a11yd_environment=()
+    [ -z "$piper_voice" ] || a11yd_environment=(env XDG_DATA_HOME="$data_home" XDG_DATA_DIRS=/nonexistent)
+    "${a11yd_environment[@]}" "$a11yd" --socket "$work/a11yd.sock" --ssip-socket "$socket" >"$work/a11yd.log" 2>&1 &
     pids+=($!)
     recording="$work/monitor.raw"
     parec -d nullsink.monitor --raw --format=s16le --rate=48000 --channels=1 >"$recording" 2>/dev/null &
@@ -109,6 +120,22 @@ window_pid=$!
 pids+=($window_pid)
 wait_for 10 xdotool search --name a11y-orca-test || { echo "the test window did not appear" >&2; exit 1; }
 
+if [ -n "$piper_voice" ]; then
+    # What Orca's preferences dialog saves when the user picks the speech synthesizer "piper" and one of
+    # its voices ($XDG_DATA_HOME/orca/user-settings.conf, Orca 43's JSON backend): the module goes out as
+    # SET self OUTPUT_MODULE piper, the voice as SET self SYNTHESIS_VOICE NAME.
+    mkdir -p "$HOME/.local/share/orca"
+    /usr/bin/python3 - "$HOME/.local/share/orca/user-settings.conf" "$piper_voice" "${ORCA_SPEECH_MODULE:-piper}" <<'PY'
+import json, sys
+voice = {"family": {"name": sys.argv[2], "lang": "en", "dialect": "US", "variant": None}}
+profile = {"profile": ["Default", "default"], "speechServerFactory": "speechdispatcherfactory",
+           "speechServerInfo": [sys.argv[3], sys.argv[3]], "voices": {"default": voice, "uppercase": {"average-pitch": 7.0},
+           "hyperlink": {}, "system": {}}}
+json.dump({"general": dict(profile), "profiles": {"default": profile}, "pronunciations": {}, "keybindings": {}},
+          open(sys.argv[1], "w"), indent=4)
+PY
+fi
+
 # Orca will not start while any other process named orca runs as this user ("Another screen reader
 # process is already running": `pgrep -u UID -x orca`), whatever its display: in PID and user
 # namespaces of its own (its uid unchanged) it sees only itself, so that two of these tests can run
@@ -135,5 +162,12 @@ if [ -n "$recording" ]; then
     rms="$(sox -t raw -r 48000 -e signed -b 16 -c 1 "$recording" -n stat 2>&1 | awk '/RMS +amplitude/ {print $3}')"
     echo "monitor RMS: ${rms:-none}"
     awk -v r="${rms:-0}" 'BEGIN { exit !(r > 0.01) }' || { echo "nothing was heard on the null sink" >&2; exit 1; }
+fi
+if [ -n "$piper_voice" ]; then
+    # The Piper worker starts with the first request for a Piper voice (none is a default here): its log
+    # line says Orca's speech went to the natural voice, and no item of it failed.
+    grep -q "piper engine worker ready" "$work/a11yd.log" || { echo "no Piper worker started: $(cat "$work/a11yd.log")" >&2; exit 1; }
+    ! grep -E "^[0-9T:.-]+ (error|critical) a11yd:" "$work/a11yd.log" >&2 || { echo "a11yd logged errors" >&2; exit 1; }
+    echo "spoken by the Piper voice $piper_voice"
 fi
 echo "ORCA-SSIP OK"

@@ -181,6 +181,22 @@ import Glibc
         await daemon.shutDown()
     }
 
+    /// Orca itself, headless, with the `piper` synthesizer and the Piper voice chosen in its own
+    /// preferences (scripts/orca-ssip-test.sh --piper-voice): the built a11yd starts its Piper worker for
+    /// Orca's speech (no voice of it is a default, so nothing else would), nothing fails, and it is heard.
+    @Test func orcaSpeaksInThePiperVoiceChosenInItsPreferences() async throws {
+        let script = PiperTestVoice.packageRoot + "/scripts/orca-ssip-test.sh"
+        let logs = NSTemporaryDirectory() + "a11y-orca-piper-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        let result = try await run(
+            "/bin/bash", [script, "--a11yd", PiperTestVoice.a11yd, "--piper-voice", PiperTestVoice.name, "--data-home", try PiperTestVoice.dataHome()],
+            environment: ["PATH": "/usr/bin:/bin", "ORCA_TEST_KEEP": logs], timeout: .seconds(120))
+        let log = (try? String(contentsOfFile: logs + "/a11yd.log", encoding: .utf8)) ?? ""
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)\n\(log)")
+        let spokenByPiper = result.stdout.contains("spoken by the Piper voice " + PiperTestVoice.name)
+        #expect(spokenByPiper, "\(result.stdout)")
+    }
+
     /// This process's Piper workers running now (their command line names the worker script).
     func piperWorkers() -> [Int32] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }

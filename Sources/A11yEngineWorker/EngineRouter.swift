@@ -87,7 +87,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
                 // Each engine counts frames from the start of what it was given: a run's words and
                 // marks move by what the runs before it said, never by its own earlier chunks.
                 var runStart = 0
-                for run in runs {
+                let (segments, namedAt) = try await punctuationNamed(piperSegments(request.segments))
+                for run in Self.runs(of: segments) {
                     var part = request
                     part.segments = run.segments
                     let engine: any SpeechEngine
@@ -98,11 +99,12 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
                         guard let piper else {
                             throw SpeechError(.engineFailed, "a Piper voice was asked for, but the Piper runtime is not installed (make voices)")
                         }
-                        part.segments = try await piperSegments(run.segments)
                         engine = piper
                     }
                     var said = 0
-                    for try await chunk in engine.synthesize(part) {
+                    for try await var chunk in engine.synthesize(part) {
+                        // eSpeak tells no word for the punctuation it names: nor does the natural voice.
+                        if !namedAt.isEmpty { chunk.words.removeAll { namedAt.contains($0.start) } }
                         continuation.yield(Self.shifted(chunk, by: runStart))
                         said += chunk.samples.count
                     }
@@ -148,12 +150,101 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     /// in the eSpeak voice the Piper model was trained on.
     private func piperSegments(_ segments: [SpeechSegment]) async throws -> [SpeechSegment] {
         var converted = segments
-        for index in converted.indices {
+        for index in converted.indices where SpeechEngineName(voice: converted[index].voice) == .piper {
             guard case .phonemes(let mnemonics) = converted[index].content else { continue }
             let ipa = try await espeak.ipa(ofMnemonics: mnemonics, voice: espeakVoice(for: converted[index].voice))
             converted[index].content = .phonemes(ipa)
         }
         return converted
+    }
+
+    /// Piper segments that speak their punctuation, split so that each character is named as eSpeak
+    /// names it (piper-tts's eSpeak cannot): in the Piper voice where eSpeak's dictionary gives the
+    /// name (`!`, `€`, `@`…), else by eSpeak itself in the model's eSpeak voice (`,` `.` `?` `;` `:` `-`,
+    /// which eSpeak names only while it speaks, never when asked for phonemes).
+    /// Also returns where in the client's text each character named in the Piper voice stands.
+    private func punctuationNamed(_ segments: [SpeechSegment]) async throws -> (segments: [SpeechSegment], namedAt: Set<Int>) {
+        var result: [SpeechSegment] = []
+        var namedAt: Set<Int> = []
+        for segment in segments {
+            guard SpeechEngineName(voice: segment.voice) == .piper, !Self.namedPunctuation(in: segment).isEmpty else {
+                var said = segment
+                // Nothing to name: the worker is not asked for what it cannot do.
+                if SpeechEngineName(voice: segment.voice) == .piper { said.options.punctuation = false }
+                result.append(said)
+                continue
+            }
+            let voice = espeakVoice(for: segment.voice)
+            var names: [Character: String] = [:]
+            for character in Self.namedPunctuation(in: segment) where names[character] == nil {
+                names[character] = try await espeak.ipa(ofLetter: String(character), voice: voice)
+            }
+            let parts = Self.punctuationSaid(in: segment, espeakVoice: voice) { names[$0] ?? "" }
+            for part in parts where part.voice == segment.voice {
+                if case .phonemes = part.content { namedAt.insert(part.sourceStart) }
+            }
+            result += parts
+        }
+        return (result, namedAt)
+    }
+
+    /// The characters of a text segment that is to speak its punctuation by name: punctuation and
+    /// symbols (what eSpeak's `espeakPUNCTUATION` names); none for any other segment.
+    static func namedPunctuation(in segment: SpeechSegment) -> [Character] {
+        guard segment.options.punctuation, !segment.options.spellOut, case .text(let text) = segment.content else { return [] }
+        return text.filter { $0.isPunctuation || $0.isSymbol }
+    }
+
+    /// A Piper text segment that speaks its punctuation, as segments Piper can say: the text between,
+    /// each character whose name eSpeak's dictionary gives as the IPA of that name (`name`), and each
+    /// other one as itself, said by eSpeak in `espeakVoice` with its punctuation spoken; each where it
+    /// stands in the client's text, so that its word event is its own. The segment's pause and mark
+    /// stay with the first part. Any other segment is returned as it is.
+    static func punctuationSaid(in segment: SpeechSegment, espeakVoice: String, name: (Character) -> String) -> [SpeechSegment] {
+        guard !namedPunctuation(in: segment).isEmpty, case .text(let text) = segment.content else { return [segment] }
+        var parts: [SpeechSegment] = []
+        var pending = "", pendingStart = 0, offset = 0
+        // Offsets are the client's only when the text is its own, scalar for scalar.
+        let exact = text.unicodeScalars.count == segment.sourceLength
+        func place(_ content: SpeechSegment.Content, at start: Int, length: Int, byESpeak: Bool = false) {
+            var part = segment
+            part.content = content
+            part.options.punctuation = byESpeak
+            if byESpeak { part.voice = espeakVoice }
+            if exact {
+                part.sourceStart = segment.sourceStart + start
+                part.sourceLength = length
+            }
+            if !parts.isEmpty {
+                part.options.pauseBeforeMilliseconds = 0
+                part.options.markBefore = nil
+            }
+            parts.append(part)
+        }
+        func flush() {
+            if !pending.allSatisfy(\.isWhitespace) {
+                place(.text(pending), at: pendingStart, length: pending.unicodeScalars.count)
+            }
+            pending = ""
+        }
+        for character in text {
+            let length = character.unicodeScalars.count
+            if character.isPunctuation || character.isSymbol {
+                flush()
+                let ipa = name(character)
+                if ipa.isEmpty {
+                    place(.text(String(character)), at: offset, length: length, byESpeak: true)
+                } else {
+                    place(.phonemes(ipa), at: offset, length: length)
+                }
+            } else {
+                if pending.isEmpty { pendingStart = offset }
+                pending.append(character)
+            }
+            offset += length
+        }
+        flush()
+        return parts.isEmpty ? [segment] : parts
     }
 
     // MARK: - PronunciationEngine: eSpeak answers, for a Piper voice in its model's eSpeak voice

@@ -104,6 +104,38 @@ import Glibc
         await daemon.shutDown()
     }
 
+    /// Punctuation spoken by name in the natural voice, as eSpeak names it (`,` by eSpeak itself, `!`
+    /// in the Piper voice from eSpeak's name for it): heard (the same text without the span is shorter
+    /// by at least the names), and the words told are eSpeak's own for the same post, which names
+    /// punctuation without telling it as a word.
+    @Test func punctuationIsSpokenByNameInThePiperVoice() async throws {
+        let daemon = try await DaemonHarness(piper: true)
+        let client = try await daemon.client()
+        let text = "Wait, now!"
+        func heard(_ post: Post) async throws -> (seconds: Double, words: [Int]) {
+            let recorder = try daemon.recorder()
+            let id = try await client.post(post)
+            let finished = try await client.finished(id)
+            try await Task.sleep(for: .milliseconds(150))
+            let recording = recorder.stop()
+            #expect(finished.reason == .spoken, "\(finished)")
+            let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+            return (recording.voicedDuration, words)
+        }
+        func named(_ post: Post) -> Post {
+            var post = post
+            post.spans = [SpeechSpan(start: 0, length: 10, punctuation: true)]
+            return post
+        }
+        let plain = try await heard(.say(text, voice: Self.joe))
+        let piper = try await heard(named(.say(text, voice: Self.joe)))
+        let espeak = try await heard(named(.say(text, lang: "en-US")))
+        #expect(piper.seconds > plain.seconds + 0.6, "comma and exclamation mark heard: \(piper.seconds) s against \(plain.seconds) s")
+        #expect(piper.words == espeak.words, "Piper \(piper.words), eSpeak \(espeak.words)")
+        #expect(piper.words == [0, 6])
+        await daemon.shutDown()
+    }
+
     /// A stop in the middle of the natural voice is silent at once and told `stopped`.
     @Test func aStopSilencesThePiperVoiceAtOnce() async throws {
         let daemon = try await DaemonHarness(piper: true)

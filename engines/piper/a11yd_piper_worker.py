@@ -27,8 +27,9 @@ What it does, and how it differs from the eSpeak worker:
 - Loudness: each clause is scaled to a fixed RMS (over its voiced 20 ms windows) that matches eSpeak-NG's
   at the same volume, then peak-limited at -1 dBFS; Piper's own peak normalisation is not used.
 - Not done: pitch (a Piper model has no pitch control; the value is ignored) and the punctuation flag
-  (piper-tts's eSpeak-NG build refuses espeakPUNCTUATION, EINVAL: punctuation is not named; a11yd can
-  send the names as text). Questions other than `voices` are refused.
+  (piper-tts's eSpeak-NG build refuses espeakPUNCTUATION, EINVAL): a11yd's router names punctuation
+  before it sends a segment here, so the flag only comes from another sender. Questions other than
+  `voices` are refused.
 """
 
 import argparse

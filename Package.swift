@@ -47,7 +47,7 @@ let package = Package(
         // value is read and written, the one definition both executables read a key through.
         .target(
             name: "A11yConfiguration",
-            dependencies: ["A11ySystem", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: ["A11yCore", "A11ySystem", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
 
         // Thin C edges.
@@ -60,7 +60,7 @@ let package = Package(
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
             name: "A11yEngine",
-            dependencies: ["A11yCore", "A11yPronunciation", "A11ySystem", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["A11yCore", "A11ySystem", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
         ),
         // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
         .target(
@@ -75,7 +75,7 @@ let package = Package(
 
         // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
-        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11yConfiguration", "A11ySystem"]),
+        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11ySystem"]),
 
         // What every front end shares: its socket, peer check, accept loop, connection loop and shutdown.
         .target(

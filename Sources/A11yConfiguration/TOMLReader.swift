@@ -1,3 +1,4 @@
+import A11yCore
 import OrderedCollections
 
 /// A value of the TOML subset a11yd's configuration is written in (see `TOMLReader`).

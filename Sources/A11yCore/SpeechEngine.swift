@@ -174,9 +174,17 @@ public enum SpeechEngineName: String, Sendable, CaseIterable {
     }
 }
 
+/// What turns a language tag into one of an engine's voices: asked by the speech path and by the
+/// pronouncer alike, so declared once.
+public protocol VoiceResolving: Sendable {
+    /// The voice for a language tag in BCP 47 ("fr", "en-GB") or POSIX ("en_US.UTF-8") form.
+    /// Throws `SpeechError` with code `unknown_voice` when nothing fits.
+    func resolveVoice(language: String) async throws -> String
+}
+
 /// A speech synthesizer. Implementations own whatever threads their library needs; callers may
 /// call from any task. Cancelling the task that iterates a synthesis stream aborts it promptly.
-public protocol SpeechEngine: Sendable {
+public protocol SpeechEngine: VoiceResolving {
     /// The format of every chunk this engine produces.
     var format: AudioFormat { get }
 
@@ -186,8 +194,4 @@ public protocol SpeechEngine: Sendable {
 
     /// Every installed voice.
     func voices() async -> [VoiceInfo]
-
-    /// The voice for a language tag in BCP 47 ("fr", "en-GB") or POSIX ("en_US.UTF-8") form.
-    /// Throws `SpeechError` with code `unknown_voice` when nothing fits.
-    func resolveVoice(language: String) async throws -> String
 }

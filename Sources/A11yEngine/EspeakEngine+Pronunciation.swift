@@ -1,5 +1,4 @@
 import A11yCore
-import A11yPronunciation
 
 /// eSpeak-NG as the pronouncer sees it: its phoneme tables and `espeak_TextToPhonemes`.
 extension EspeakEngine: PronunciationEngine {

@@ -1,5 +1,4 @@
 import A11yCore
-import A11yPronunciation
 import A11ySystem
 import CEspeakNG
 

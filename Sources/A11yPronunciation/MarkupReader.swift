@@ -1,4 +1,4 @@
-import A11yConfiguration
+import A11yCore
 
 /// An element of a parsed document (SSML, PLS): its name, attributes (entities already replaced) and
 /// children, with where its start tag begins in the document (1-based line and column, counted

@@ -1,4 +1,4 @@
-import A11yConfiguration
+import A11ySystem
 import A11yCore
 
 /// The SSML subset a11yd speaks, read by `MarkupReader`: the elements and attributes below and

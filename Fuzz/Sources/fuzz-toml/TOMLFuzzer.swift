@@ -1,3 +1,4 @@
+import A11yCore
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yConfiguration
 import FuzzSupport

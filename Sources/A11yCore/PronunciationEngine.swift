@@ -1,13 +1,8 @@
-import A11yCore
-
-/// The phoneme facts the pronouncer needs from a speech engine, and nothing else.
-///
-/// `EspeakEngine` implements it (A11yEngine); test fakes can too, so this library knows no
-/// concrete engine. Voice names are the engine's own ("fr", "en-us"), as in `SpeechSegment.voice`.
-public protocol PronunciationEngine: Sendable {
-    /// The voice for a language tag ("fr", "en-GB"). Throws `unknown_voice` when nothing fits.
-    func resolveVoice(language: String) async throws -> String
-
+/// The phoneme facts the pronouncer (A11yPronunciation) needs from a speech engine, and nothing
+/// else: here, beside `SpeechEngine`, so that an engine implements both without depending on the
+/// pronouncer. `EspeakEngine` implements it; test fakes can too. Voice names are the engine's own
+/// ("fr", "en-us"), as in `SpeechSegment.voice`.
+public protocol PronunciationEngine: VoiceResolving {
     /// Every phoneme `voice` can say: its mnemonic (what `.phonemes` segments take) and its IPA.
     /// The IPA converter of the voice is learnt from this.
     func phonemeInventory(voice: String) async throws -> [PhonemeEntry]

@@ -362,7 +362,7 @@ import Glibc
         try "#!/bin/sh\n[ -e '\(marker)' ] && exit 1\n: > '\(marker)'\nexec '\(Binaries.daemon)' \"$@\"\n"
             .write(toFile: program, atomically: true, encoding: .utf8)
         chmod(program, 0o755)
-        let engine = try WorkerEngine(executable: program, logger: Logger(label: "a11yd.test"))
+        let engine = try await WorkerEngine.start(.espeak(executable: program, environment: [:]), logger: Logger(label: "a11yd.test"))
         let voices = await engine.voices()
         #expect(voices.count > 100)
         let bonjour = try await engine.ipa(ofText: "bonjour", voice: "fr")

@@ -26,6 +26,8 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     public let format: AudioFormat
     /// The installed voices, as the first worker listed them (or as the caller found them).
     let catalog: VoiceCatalog
+    /// `resolveVoice`'s answers by the tag asked: the catalog does not change, and every item asks.
+    private let resolved = Mutex<[String: String]>([:])
     let logger: Logger
     let launch: WorkerLaunch
 
@@ -272,7 +274,14 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     }
 
     public func resolveVoice(language: String) async throws -> String {
-        try catalog.resolve(language: language)
+        if let known = resolved.withLock({ $0[language] }) { return known }
+        let voice = try catalog.resolve(language: language)
+        resolved.withLock { cache in
+            // Bounded: a client can name any number of tags.
+            if cache.count >= 256 { cache.removeAll() }
+            cache[language] = voice
+        }
+        return voice
     }
 
     // MARK: - Phoneme look-ups (PronunciationEngine), answered by the worker

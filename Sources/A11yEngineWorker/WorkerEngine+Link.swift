@@ -63,7 +63,7 @@ extension WorkerEngine {
     /// if the first died before sending anything of it: a worker killed while idle, or just as the
     /// request came, is not the request's fault (issue 29: such a post ended `error`, unheard). A
     /// request whose worker died twice, or after answering part of it, or fell silent, fails; the
-    /// worker's failure counts against it (`refusalThreshold`), and a new worker is started for
+    /// worker's failure counts against it (`WorkerSupervision.refusalThreshold`), and a new worker is started for
     /// the next.
     func run(_ work: Work) {
         if case .synthesis(let job) = work, job.cancellation.isCancelled {

@@ -43,8 +43,6 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
 
     /// How long the eSpeak worker saying something may stay silent before it is taken for hung.
     public static let hangLimit: Duration = .seconds(2)
-    /// How many failed workers a request may cost before it is refused.
-    public static var refusalThreshold: Int { WorkerSupervision<WorkerProcess>.refusalThreshold }
     /// Failed starts in a row after which no worker is tried again for
     /// `WorkerSupervision.restartPause` (the eSpeak worker: after which synthesis stays in process).
     static let startAttempts = 3

@@ -16,7 +16,10 @@ import Testing
 
 /// The real daemon (real eSpeak-NG, real libpulse) on a private sound server with a null sink
 /// (PulseAudio unless told otherwise), in this process, listening on a temporary socket: the
-/// daemon's own services in a service group.
+/// daemon's own services (`Daemon.services`), wired as a11yd wires them, in their service group.
+/// What differs is told in its options: eSpeak in process (`A11YD_ENGINE_IN_PROCESS=1`: this process
+/// is not a11yd, which its worker is started as), and with `piper: true` the real Piper worker,
+/// started by the built a11yd in its sandbox, with the test voice.
 final class DaemonHarness {
     /// The pulse server the daemon plays to: PulseAudio or PipeWire's.
     let pulse: any PrivateSoundServer
@@ -29,8 +32,8 @@ final class DaemonHarness {
     /// Ends when speech has shut down (after the last `finished`).
     private let speechEvents: AsyncStream<ClientEvent>
     private var clients: [TestClient] = []
-    /// The Piper worker's supervisor (`piper: true`), ended with the harness: this process outlives it.
-    private var piperEngine: WorkerEngine?
+    /// Ended with the harness: this process outlives them.
+    private let workerEngines: [WorkerEngine]
 
     static let logger: Logger = {
         var logger = Logger(label: "a11yd-test")
@@ -48,53 +51,29 @@ final class DaemonHarness {
         pulse = try soundServer.make(started: soundServerRunning)
         // A folder that does not exist yet: the daemon makes it, owner-only.
         self.socketPath = socketPath ?? pulse.directory.path + "/runtime/a11yd/socket"
-        let espeak = try EspeakEngine(logger: Self.logger)
-        let engine: any SpeechEngine & PronunciationEngine
-        if piper {
-            // The real Piper worker beside eSpeak, started by the built a11yd in its sandbox, as the
-            // daemon does (`Daemon.speechEngine`).
-            let environment = try PiperTestVoice.environment()
-            guard let runtime = PiperRuntime.find(environment: environment) else { throw TestFailure("no Piper runtime in \(environment)") }
-            let launch = runtime.launch(
-                sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: environment),
-                preload: PiperTestVoice.name, idleLimit: nil, environment: environment, launcher: PiperTestVoice.a11yd)
-            let piperEngine = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: true, logger: Self.logger)
-            self.piperEngine = piperEngine
-            let router = EngineRouter(espeak: espeak, piper: piperEngine, piperVoices: [])
-            _ = await router.reload(piperVoices: PiperVoices.scan(PiperVoices.folders(environment: environment)), defaults: [])
-            engine = router
-        } else {
-            engine = espeak
-        }
-        let output = PulseOutput(server: pulse.serverAddress, logger: Self.logger)
-        if soundServerRunning { try await output.waitUntilConnected() }
-        var configuration = configuration
-        configuration.voice.language = configuration.voice.language ?? "fr"
         lexiconFolder = pulse.directory.path + "/config"
-        let lexicon = LexiconStore(location: .init(configurationDirectory: lexiconFolder))
-        lexicon.reload()
-        speech = SpeechService(
-            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon,
-            configuration: configuration, environment: [:], logger: Self.logger)
-        var jsonLines = JSONLinesServer.Configuration()
-        jsonLines.outboxLimits = outboxLimits
-        let server = JSONLinesServer(
-            listener: .path(self.socketPath), allowedUIDs: configuration.allowedUIDs, speech: speech, configuration: jsonLines,
-            logger: Self.logger)
-        speechEvents = speech.events()
         let ssipPath = ssip ? pulse.directory.path + "/runtime/speech-dispatcher/speechd.sock" : nil
         ssipSocketPath = ssipPath
-        let speech = self.speech
-        let ssipServer = ssipPath.map { path in
-            SSIPServer(listener: .path(path), allowedUIDs: configuration.allowedUIDs, speech: speech, logger: Self.logger)
+
+        var environment = [WorkerEngine.inProcessSwitch: "1", "XDG_RUNTIME_DIR": pulse.directory.path + "/runtime"]
+        if piper {
+            environment.merge(try PiperTestVoice.environment()) { _, piper in piper }
+            environment[WorkerEngine.executableSwitch] = PiperTestVoice.a11yd
         }
-        // As in the daemon: speech last, so shut down first; connections a client keeps open are
-        // cut after the same grace.
-        let services: [ServiceGroupConfiguration.ServiceConfiguration] =
-            [.init(service: server)] + (ssipServer.map { [.init(service: $0)] } ?? []) + [.init(service: speech)]
-        var groupConfiguration = ServiceGroupConfiguration(services: services, logger: Self.logger)
-        groupConfiguration.maximumGracefulShutdownDuration = Daemon.maximumGracefulShutdown
-        group = ServiceGroup(configuration: groupConfiguration)
+        var options = Daemon.Options(socketPath: self.socketPath, environment: environment)
+        options.ssipSocketPath = ssipPath
+        options.ssipDisabled = !ssip
+        options.jsonLines.outboxLimits = outboxLimits
+        var configuration = configuration
+        configuration.voice.language = configuration.voice.language ?? "fr"
+        configuration.audioServer = pulse.serverAddress
+        let services = try await Daemon(options: options, logger: Self.logger)
+            .services(configuration: configuration, configPath: lexiconFolder + "/a11yd.toml")
+        speech = services.speech
+        workerEngines = services.workerEngines
+        if soundServerRunning { try await services.output.waitUntilConnected() }
+        speechEvents = speech.events()
+        group = ServiceGroup(configuration: services.group)
         let group = self.group
         running = Task { try await group.run() }
         let deadline = ContinuousClock.now + .seconds(10)
@@ -125,7 +104,7 @@ final class DaemonHarness {
         for await _ in speechEvents {}
         for client in clients { await client.close() }
         _ = try? await running.value
-        piperEngine?.shutDown()
+        for engine in workerEngines { engine.shutDown() }
     }
 }
 

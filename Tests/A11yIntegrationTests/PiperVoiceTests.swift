@@ -1,4 +1,5 @@
 import A11yCore
+import A11yDaemon
 import A11yProtocol
 import A11yTestSupport
 import Foundation
@@ -178,6 +179,36 @@ import Glibc
         #expect(heard.reason == .spoken, "\(heard)")
         #expect(recording.voicedDuration > 1.0)
         #expect(piperWorkers().count == 1)
+        await daemon.shutDown()
+    }
+
+    /// `piper.idle_unload_seconds`: the worker that sat idle that long is ended (its memory given
+    /// back), and the next item in the natural voice starts another and is heard.
+    @Test func anIdlePiperWorkerIsEndedAndTheNextItemStartsAnother() async throws {
+        var configuration = DaemonConfiguration()
+        configuration.piperIdleSeconds = 1
+        let daemon = try await DaemonHarness(configuration: configuration, piper: true)
+        let client = try await daemon.client()
+        // The item's worker is seen while it says the item: idle once it has said it all, for as
+        // long as the rest plays, it may be ended before the item's `finished`.
+        func say() async throws -> (worker: Int32?, finished: ServerMessage) {
+            let id = try await client.post(.say(Self.sentence, voice: Self.joe))
+            try await client.waitFor("started") { $0.event == "started" && $0.utterance == id }
+            let worker = piperWorkers().first
+            return (worker, try await client.finished(id))
+        }
+        let first = try await say()
+        #expect(first.finished.reason == .spoken)
+        let worker = try #require(first.worker)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while piperWorkers().contains(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(piperWorkers().isEmpty, "the idle worker was ended")
+        let recorder = try daemon.recorder()
+        let next = try await say()
+        let recording = recorder.stop()
+        #expect(next.finished.reason == .spoken, "\(next.finished)")
+        #expect(recording.voicedDuration > 1.0)
+        #expect(next.worker != nil && next.worker != worker, "a new worker")
         await daemon.shutDown()
     }
 

@@ -93,28 +93,43 @@ import Glibc
         #expect(recording.rms() > 0.02, "the next item reached the null sink")
     }
 
-    @Test(arguments: [SIGSEGV, SIGKILL])
-    func aWorkerCrashedOrKilledMidUtteranceEndsOnlyThatItemTwiceInARow(signal: Int32) async throws {
+    /// The built a11yd (no SSIP) on a private PulseAudio in a sandbox, its environment changed by
+    /// `changes`, and a client connected: `body`'s, then the client closed and a11yd killed.
+    static func withDaemon(
+        environment changes: [String: String] = [:],
+        _ body: (_ daemon: ChildProcess, _ client: TestClient, _ pulse: PrivatePulseServer) async throws -> Void
+    ) async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
+        let environment = sandbox.environment(pulse: pulse).merging(changes) { _, changed in changed }
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
         defer { daemon.signal(SIGKILL) }
+        try await waitUntilAccepts(sandbox.socketPath)
         let client = try await TestClient.connect(path: sandbox.socketPath)
-        var previous: Int32?
-        for round in 1...2 {
-            let harmed = try await Self.harmMidUtterance(
-                daemon, client, text: Self.longText("essai \(round)"), expected: "the speech engine failed"
-            ) { kill($0, signal) }
-            #expect(harmed != previous)
-            previous = harmed
-            let replacement = try await Self.worker(of: daemon, other: harmed)
-            #expect(replacement != harmed)
-        }
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-        #expect(daemon.log.contains("signal \(signal)"), "the log says how the worker ended: \(daemon.log)")
+        try await body(daemon, client, pulse)
         await client.close()
-        daemon.signal(SIGTERM)
-        #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+    }
+
+    @Test(arguments: [SIGSEGV, SIGKILL])
+    func aWorkerCrashedOrKilledMidUtteranceEndsOnlyThatItemTwiceInARow(signal: Int32) async throws {
+        try await Self.withDaemon { daemon, client, pulse in
+            var previous: Int32?
+            for round in 1...2 {
+                let harmed = try await Self.harmMidUtterance(
+                    daemon, client, text: Self.longText("essai \(round)"), expected: "the speech engine failed"
+                ) { kill($0, signal) }
+                #expect(harmed != previous)
+                previous = harmed
+                let replacement = try await Self.worker(of: daemon, other: harmed)
+                #expect(replacement != harmed)
+            }
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+            #expect(daemon.log.contains("signal \(signal)"), "the log says how the worker ended: \(daemon.log)")
+            await client.close()
+            daemon.signal(SIGTERM)
+            #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
+        }
     }
 
     /// The same through SSIP, as Orca and spd-say live it: the message being said when its worker
@@ -168,65 +183,53 @@ import Glibc
     /// the socket's buffer) or reading its audio (`word`).
     @Test(arguments: ["posted", "word"])
     func aHungWorkerIsKilledAndReplaced(after event: String) async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        let stopped = try await Self.harmMidUtterance(
-            daemon, client, text: event == "posted" ? Self.hugeText("arrêt") : Self.longText("arrêt"), after: event,
-            expected: "stopped responding"
-        ) { kill($0, SIGSTOP) }
-        _ = try await Self.worker(of: daemon, other: stopped)
-        #expect(kill(stopped, 0) != 0 || isZombie(stopped), "the hung worker is gone")
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-        await client.close()
+        try await Self.withDaemon { daemon, client, pulse in
+            let stopped = try await Self.harmMidUtterance(
+                daemon, client, text: event == "posted" ? Self.hugeText("arrêt") : Self.longText("arrêt"), after: event,
+                expected: "stopped responding"
+            ) { kill($0, SIGSTOP) }
+            _ = try await Self.worker(of: daemon, other: stopped)
+            #expect(kill(stopped, 0) != 0 || isZombie(stopped), "the hung worker is gone")
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        }
     }
 
     /// SIGTERM while a11yd is stuck sending a text to a stopped worker: the item gets its one
     /// `finished`, a11yd exits 0 at once (a cancel waiting on a worker that reads nothing once held
     /// a pool thread, and the shutdown with it, for ever), and the stopped worker does not outlive it.
     @Test func a11ydStopsPromptlyWhileItsWorkerHangs() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        let worker = try await Self.worker(of: daemon)
-        kill(worker, SIGSTOP)
-        let id = try await client.post(.say(Self.hugeText("fin")))
-        try await Task.sleep(for: .milliseconds(300))
-        daemon.signal(SIGTERM)
-        #expect(try await daemon.waitForExit(timeout: .seconds(5)) == 0, "\(daemon.log)")
-        let finished = try await client.finished(id, timeout: .seconds(2))
-        #expect(finished.reason == .stopped || finished.reason == .error)
-        #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
-        // A stopped process still dies of SIGKILL (its parent's death signal).
-        let deadline = ContinuousClock.now + .seconds(5)
-        while kill(worker, 0) == 0, !isZombie(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(kill(worker, 0) != 0 || isZombie(worker), "the worker ended with a11yd")
-        await client.close()
+        try await Self.withDaemon { daemon, client, _ in
+            let worker = try await Self.worker(of: daemon)
+            kill(worker, SIGSTOP)
+            let id = try await client.post(.say(Self.hugeText("fin")))
+            try await Task.sleep(for: .milliseconds(300))
+            daemon.signal(SIGTERM)
+            #expect(try await daemon.waitForExit(timeout: .seconds(5)) == 0, "\(daemon.log)")
+            let finished = try await client.finished(id, timeout: .seconds(2))
+            #expect(finished.reason == .stopped || finished.reason == .error)
+            #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
+            // A stopped process still dies of SIGKILL (its parent's death signal).
+            let deadline = ContinuousClock.now + .seconds(5)
+            while kill(worker, 0) == 0, !isZombie(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(kill(worker, 0) != 0 || isZombie(worker), "the worker ended with a11yd")
+        }
     }
 
     /// The same text killing two workers is refused the third time, without costing a worker.
     @Test func aTextThatKeepsKillingWorkersIsRefused() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        let poison = Self.longText("poison")
-        for _ in 1...2 {
-            _ = try await Self.harmMidUtterance(daemon, client, text: poison, expected: "the speech engine failed") { kill($0, SIGSEGV) }
+        try await Self.withDaemon { daemon, client, pulse in
+            let poison = Self.longText("poison")
+            for _ in 1...2 {
+                _ = try await Self.harmMidUtterance(daemon, client, text: poison, expected: "the speech engine failed") { kill($0, SIGSEGV) }
+            }
+            let survivor = try await Self.worker(of: daemon)
+            let id = try await client.post(.say(poison))
+            let finished = try await client.finished(id, timeout: .seconds(10))
+            #expect(finished.reason == .error)
+            #expect(finished.message?.contains("refused") == true, "\(finished.message ?? "no message")")
+            #expect(Self.workers(of: daemon) == [survivor], "no worker was spent on it")
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
         }
-        let survivor = try await Self.worker(of: daemon)
-        let id = try await client.post(.say(poison))
-        let finished = try await client.finished(id, timeout: .seconds(10))
-        #expect(finished.reason == .error)
-        #expect(finished.message?.contains("refused") == true, "\(finished.message ?? "no message")")
-        #expect(Self.workers(of: daemon) == [survivor], "no worker was spent on it")
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-        await client.close()
     }
 
     /// The names of the threads of `pid`.
@@ -250,37 +253,33 @@ import Glibc
     /// would pronounce (an IPA span too), checked lexicon entries and spoken, it has no eSpeak thread;
     /// and every answer is right.
     @Test func a11ydItselfNeverLoadsESpeak() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
+        try await Self.withDaemon { daemon, client, pulse in
 
-        guard case .voices(let voices)? = try await Self.reply(.voices, client, tag: "voices").reply else {
-            Issue.record("no voices")
-            return
+            guard case .voices(let voices)? = try await Self.reply(.voices, client, tag: "voices").reply else {
+                Issue.record("no voices")
+                return
+            }
+            #expect(voices.count > 100 && voices.contains { $0.identifier == "fr" && $0.languages.contains("fr-fr") }, "\(voices.prefix(5))")
+            let bonjour = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "bonjour").ipa
+            #expect(bonjour?.contains("bɔ̃ʒ") == true, "\(bonjour ?? "no ipa")")
+            let poire = try await Self.reply(.pronounce(.say("poire", lang: "fr")), client, tag: "poire").ipa
+            var spanned = Post.say("pomme", lang: "fr")
+            spanned.spans = [.init(start: 0, length: 5, ipa: "pwaʁ")]
+            #expect(try await Self.reply(.pronounce(spanned), client, tag: "span").ipa == poire, "the IPA span is said")
+            let unknown = try await Self.reply(.pronounce(.say("x", lang: "xx-unknown")), client, tag: "unknown")
+            #expect(unknown.error?.code == "unknown_voice", "\(unknown)")
+            let added = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "ʃa", lang: "fr")), client, tag: "add")
+            #expect(added.ok == true, "\(added.error?.message ?? "")")
+            let refused = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "bɔ̃ǂuʁ", lang: "fr")), client, tag: "bad")
+            #expect(refused.error?.code == "invalid_ipa", "\(refused)")
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+
+            // The observable is real: a11yd with eSpeak in process has the thread, as
+            // `theSwitchKeepsSynthesisInProcess` checks (the worker's threads are all "a11yd-worker":
+            // its sandbox refuses the write to /proc that names a thread).
+            #expect(try String(contentsOfFile: "/proc/\(try await Self.worker(of: daemon))/comm", encoding: .utf8) == "a11yd-worker\n")
+            #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "a11yd loaded eSpeak: \(Self.threadNames(of: daemon.pid))")
         }
-        #expect(voices.count > 100 && voices.contains { $0.identifier == "fr" && $0.languages.contains("fr-fr") }, "\(voices.prefix(5))")
-        let bonjour = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "bonjour").ipa
-        #expect(bonjour?.contains("bɔ̃ʒ") == true, "\(bonjour ?? "no ipa")")
-        let poire = try await Self.reply(.pronounce(.say("poire", lang: "fr")), client, tag: "poire").ipa
-        var spanned = Post.say("pomme", lang: "fr")
-        spanned.spans = [.init(start: 0, length: 5, ipa: "pwaʁ")]
-        #expect(try await Self.reply(.pronounce(spanned), client, tag: "span").ipa == poire, "the IPA span is said")
-        let unknown = try await Self.reply(.pronounce(.say("x", lang: "xx-unknown")), client, tag: "unknown")
-        #expect(unknown.error?.code == "unknown_voice", "\(unknown)")
-        let added = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "ʃa", lang: "fr")), client, tag: "add")
-        #expect(added.ok == true, "\(added.error?.message ?? "")")
-        let refused = try await Self.reply(.lexicon(LexiconRequest(.add, grapheme: "pomme", ipa: "bɔ̃ǂuʁ", lang: "fr")), client, tag: "bad")
-        #expect(refused.error?.code == "invalid_ipa", "\(refused)")
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-
-        // The observable is real: a11yd with eSpeak in process has the thread, as
-        // `theSwitchKeepsSynthesisInProcess` checks (the worker's threads are all "a11yd-worker":
-        // its sandbox refuses the write to /proc that names a thread).
-        #expect(try String(contentsOfFile: "/proc/\(try await Self.worker(of: daemon))/comm", encoding: .utf8) == "a11yd-worker\n")
-        #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "a11yd loaded eSpeak: \(Self.threadNames(of: daemon.pid))")
-        await client.close()
     }
 
     /// A worker hung (SIGSTOP) while a11yd waits for its answer to a `pronounce` costs that request
@@ -289,33 +288,29 @@ import Glibc
     /// request is asked again of the new worker and answered.
     @Test(arguments: [SIGKILL, SIGSTOP])
     func aWorkerLostWhileAnsweringFailsOnlyThatRequest(signal: Int32) async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        let lost = try await Self.worker(of: daemon)
-        // Stopped, it takes the question into its socket and says nothing: a11yd is waiting for
-        // the answer when the worker is killed, or when it gives up on it.
-        kill(lost, SIGSTOP)
-        try await client.send(RequestLine(.pronounce(.say("bonjour", lang: "fr")), id: .string("lost")))
-        try await Task.sleep(for: .milliseconds(300))
-        if signal == SIGKILL { kill(lost, SIGKILL) }
-        let reply = try await client.waitFor("lost") { $0.id == .string("lost") }
-        if signal == SIGKILL {
-            #expect(reply.ipa?.contains("bɔ̃ʒ") == true, "asked again of the new worker: \(reply)")
-            #expect(daemon.log.contains("trying the request again on a new worker"), "\(daemon.log)")
-        } else {
-            #expect(reply.error?.code == "engine_failed", "\(reply)")
-            #expect(reply.error?.message.contains("failed while answering this") == true, "\(reply.error?.message ?? "")")
-            #expect(reply.error?.message.contains("stopped responding") == true, "\(reply.error?.message ?? "")")
+        try await Self.withDaemon { daemon, client, pulse in
+            let lost = try await Self.worker(of: daemon)
+            // Stopped, it takes the question into its socket and says nothing: a11yd is waiting for
+            // the answer when the worker is killed, or when it gives up on it.
+            kill(lost, SIGSTOP)
+            try await client.send(RequestLine(.pronounce(.say("bonjour", lang: "fr")), id: .string("lost")))
+            try await Task.sleep(for: .milliseconds(300))
+            if signal == SIGKILL { kill(lost, SIGKILL) }
+            let reply = try await client.waitFor("lost") { $0.id == .string("lost") }
+            if signal == SIGKILL {
+                #expect(reply.ipa?.contains("bɔ̃ʒ") == true, "asked again of the new worker: \(reply)")
+                #expect(daemon.log.contains("trying the request again on a new worker"), "\(daemon.log)")
+            } else {
+                #expect(reply.error?.code == "engine_failed", "\(reply)")
+                #expect(reply.error?.message.contains("failed while answering this") == true, "\(reply.error?.message ?? "")")
+                #expect(reply.error?.message.contains("stopped responding") == true, "\(reply.error?.message ?? "")")
+            }
+            let next = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "next")
+            #expect(next.ipa?.contains("bɔ̃ʒ") == true, "\(next)")
+            #expect(try await Self.worker(of: daemon, other: lost) != lost)
+            #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
+            #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "no in-process fallback")
         }
-        let next = try await Self.reply(.pronounce(.say("bonjour", lang: "fr")), client, tag: "next")
-        #expect(next.ipa?.contains("bɔ̃ʒ") == true, "\(next)")
-        #expect(try await Self.worker(of: daemon, other: lost) != lost)
-        #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
-        #expect(!Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "no in-process fallback")
-        await client.close()
     }
 
     /// An idle worker killed, and a post at once: the post found its worker dead, which is not its
@@ -324,32 +319,28 @@ import Glibc
     /// that stop the worker first (SIGSTOP), post, then kill it, make the post reach the worker's
     /// socket before it dies, every time: that is the side of the race that failed.
     @Test func aPostThatFindsItsIdleWorkerJustKilledIsSpokenByTheNextOne() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        var previous: Int32?
-        for (round, stoppedFirst) in [(1, false), (2, true), (3, false), (4, true)] {
-            let worker = try await Self.worker(of: daemon, other: previous)
-            let recorder = MonitorRecorder(server: pulse.serverAddress)
-            try recorder.start()
-            if stoppedFirst { kill(worker, SIGSTOP) } else { kill(worker, SIGKILL) }
-            let id = try await client.post(.say("encore là, tour \(round)", lang: "fr"))
-            if stoppedFirst {
-                // The request is in the stopped worker's socket well before this (a11yd sends it
-                // within milliseconds of the post); the worker dies without reading it.
-                try await Task.sleep(for: .milliseconds(200))
-                kill(worker, SIGKILL)
+        try await Self.withDaemon { daemon, client, pulse in
+            var previous: Int32?
+            for (round, stoppedFirst) in [(1, false), (2, true), (3, false), (4, true)] {
+                let worker = try await Self.worker(of: daemon, other: previous)
+                let recorder = MonitorRecorder(server: pulse.serverAddress)
+                try recorder.start()
+                if stoppedFirst { kill(worker, SIGSTOP) } else { kill(worker, SIGKILL) }
+                let id = try await client.post(.say("encore là, tour \(round)", lang: "fr"))
+                if stoppedFirst {
+                    // The request is in the stopped worker's socket well before this (a11yd sends it
+                    // within milliseconds of the post); the worker dies without reading it.
+                    try await Task.sleep(for: .milliseconds(200))
+                    kill(worker, SIGKILL)
+                }
+                let finished = try await client.finished(id)
+                let recording = recorder.stop()
+                #expect(finished.reason == .spoken, "round \(round): \(finished.message ?? "")\n\(daemon.log)")
+                #expect(recording.rms() > 0.02, "round \(round): heard on the null sink")
+                previous = worker
             }
-            let finished = try await client.finished(id)
-            let recording = recorder.stop()
-            #expect(finished.reason == .spoken, "round \(round): \(finished.message ?? "")\n\(daemon.log)")
-            #expect(recording.rms() > 0.02, "round \(round): heard on the null sink")
-            previous = worker
+            #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
         }
-        #expect(kill(daemon.pid, 0) == 0 && !isZombie(daemon.pid), "a11yd is still the same process")
-        await client.close()
     }
 
     /// A worker lost, and none can start again (here: a program that runs a11yd as a worker once,
@@ -362,7 +353,7 @@ import Glibc
         try "#!/bin/sh\n[ -e '\(marker)' ] && exit 1\n: > '\(marker)'\nexec '\(Binaries.daemon)' \"$@\"\n"
             .write(toFile: program, atomically: true, encoding: .utf8)
         chmod(program, 0o755)
-        let engine = try WorkerEngine(executable: program, logger: Logger(label: "a11yd.test"))
+        let engine = try await WorkerEngine.start(.espeak(executable: program, environment: [:]), logger: Logger(label: "a11yd.test"))
         let voices = await engine.voices()
         #expect(voices.count > 100)
         let bonjour = try await engine.ipa(ofText: "bonjour", voice: "fr")
@@ -389,72 +380,54 @@ import Glibc
     /// The running worker has no_new_privs and a seccomp filter; the same sandbox, probed, refuses
     /// a file opened for writing, sockets, exec and fork, and still synthesises.
     @Test func theWorkerIsShutIn() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        let daemon = try await sandbox.startDaemon(pulse: pulse, ["--no-ssip"])
-        defer { daemon.signal(SIGKILL) }
-        let worker = try await Self.worker(of: daemon)
-        let status = try String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)
-        #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
-        #expect(status.contains("Seccomp:\t2"), "filter mode: \(status)")
-        // Idle, the worker sleeps in read: no wake-ups (a11yd's own are DaemonFootprintTests').
-        let before = Self.contextSwitches(of: worker)
-        #expect(before > 0, "its context switches are read")
-        try await Task.sleep(for: .seconds(2))
-        #expect(Self.contextSwitches(of: worker) - before <= 1, "an idle worker woke up")
-        try await daemon.waitForLog("engine worker ready")
-        #expect(daemon.log.contains("protection=landlock") || !SelfRestrictionTests.landlockAvailable, "\(daemon.log)")
+        try await Self.withDaemon { daemon, _, pulse in
+            let worker = try await Self.worker(of: daemon)
+            let status = try String(contentsOfFile: "/proc/\(worker)/status", encoding: .utf8)
+            #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
+            #expect(status.contains("Seccomp:\t2"), "filter mode: \(status)")
+            // Idle, the worker sleeps in read: no wake-ups (a11yd's own are DaemonFootprintTests').
+            let before = Self.contextSwitches(of: worker)
+            #expect(before > 0, "its context switches are read")
+            try await Task.sleep(for: .seconds(2))
+            #expect(Self.contextSwitches(of: worker) - before <= 1, "an idle worker woke up")
+            try await daemon.waitForLog("engine worker ready")
+            #expect(daemon.log.contains("protection=landlock") || !SelfRestrictionTests.landlockAvailable, "\(daemon.log)")
 
-        let arguments = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/cmdline"))
-            .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        // a11yd names no data folder: the worker finds it, as this probe does.
-        #expect(!arguments.contains("--espeak-data"), "\(arguments)")
-        let target = sandbox.root + "/written-by-the-worker"
-        let probe = try await run(Binaries.daemon, ["--engine-worker", "--sandbox-probe", target], environment: [:])
-        #expect(probe.status == 0, "\(probe.stdout)\(probe.stderr)")
-        let lines = Set(probe.stdout.split(separator: "\n").map(String.init))
-        for refused in ["write-file", "unix-socket", "inet-socket", "exec", "fork"] {
-            #expect(lines.contains { $0.hasPrefix(refused + " refused") }, "\(refused): \(probe.stdout)")
+            let arguments = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/cmdline"))
+                .split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            // a11yd names no data folder: the worker finds it, as this probe does.
+            #expect(!arguments.contains("--espeak-data"), "\(arguments)")
+            let target = pulse.directory.path + "/written-by-the-worker"
+            let probe = try await run(Binaries.daemon, ["--engine-worker", "--sandbox-probe", target], environment: [:])
+            #expect(probe.status == 0, "\(probe.stdout)\(probe.stderr)")
+            let lines = Set(probe.stdout.split(separator: "\n").map(String.init))
+            for refused in ["write-file", "unix-socket", "inet-socket", "exec", "fork"] {
+                #expect(lines.contains { $0.hasPrefix(refused + " refused") }, "\(refused): \(probe.stdout)")
+            }
+            if SelfRestrictionTests.landlockAvailable {
+                #expect(lines.contains { $0.hasPrefix("read-outside-data refused") }, "\(probe.stdout)")
+            }
+            #expect(lines.contains("synthesis works"), "\(probe.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: target))
         }
-        if SelfRestrictionTests.landlockAvailable {
-            #expect(lines.contains { $0.hasPrefix("read-outside-data refused") }, "\(probe.stdout)")
-        }
-        #expect(lines.contains("synthesis works"), "\(probe.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     /// No worker can start (here: the program started as one is /bin/false, which a11yd's Landlock
     /// will not even execute): a11yd says so, as an error, and speaks in process.
     @Test func aWorkerThatCannotStartMeansInProcessSpeechNotSilence() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        var environment = sandbox.environment(pulse: pulse)
-        environment["A11YD_ENGINE_WORKER"] = "/bin/false"
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
-        defer { daemon.signal(SIGKILL) }
-        try await waitUntilAccepts(sandbox.socketPath)
-        try await daemon.waitForLog("no engine worker: synthesis in process, unprotected")
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-        await client.close()
+        try await Self.withDaemon(environment: ["A11YD_ENGINE_WORKER": "/bin/false"]) { daemon, client, pulse in
+            try await daemon.waitForLog("no engine worker: synthesis in process, unprotected")
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        }
     }
 
     /// A11YD_ENGINE_IN_PROCESS=1: no worker, the log says what protection is missing, speech works.
     @Test func theSwitchKeepsSynthesisInProcess() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        var environment = sandbox.environment(pulse: pulse)
-        environment["A11YD_ENGINE_IN_PROCESS"] = "1"
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
-        defer { daemon.signal(SIGKILL) }
-        try await waitUntilAccepts(sandbox.socketPath)
-        try await daemon.waitForLog("synthesis in process, not in a sandboxed worker")
-        #expect(Self.workers(of: daemon).isEmpty)
-        #expect(Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "eSpeak is loaded in a11yd: \(Self.threadNames(of: daemon.pid))")
-        let client = try await TestClient.connect(path: sandbox.socketPath)
-        try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
-        await client.close()
+        try await Self.withDaemon(environment: ["A11YD_ENGINE_IN_PROCESS": "1"]) { daemon, client, pulse in
+            try await daemon.waitForLog("synthesis in process, not in a sandboxed worker")
+            #expect(Self.workers(of: daemon).isEmpty)
+            #expect(Self.threadNames(of: daemon.pid).contains(Self.espeakThread), "eSpeak is loaded in a11yd: \(Self.threadNames(of: daemon.pid))")
+            try await Self.nextItemIsHeard(client, pulse: pulse, daemon: daemon)
+        }
     }
 }

@@ -1,0 +1,121 @@
+import A11yAudio
+import A11yConfiguration
+import A11yCore
+import A11yEngineWorker
+import A11yJSONLines
+import A11yPronunciation
+import A11ySSIP
+import A11ySystem
+import Logging
+import ServiceLifecycle
+
+extension Daemon {
+    /// What a11yd runs, wired once: by `run`, and by the tests' daemon inside their own process
+    /// (Tests/A11yIntegrationTests/DaemonHarness.swift), which differs only by its options and
+    /// configuration (eSpeak in process there, through `A11YD_ENGINE_IN_PROCESS=1`).
+    public struct Services {
+        public let speech: SpeechService
+        /// eSpeak's engine and Piper's, as the daemon speaks with them.
+        public let engines: EngineRouter
+        public let output: PulseOutput
+        /// The front ends, config reload, heap trim, idle exit and speech, speech last.
+        public let group: ServiceGroupConfiguration
+        /// The engines' supervisors, for a daemon inside a test process to end their workers (a11yd's
+        /// die with it).
+        public let workerEngines: [WorkerEngine]
+    }
+
+    /// Builds every service of the daemon from `configuration` (read from `configPath`, beside
+    /// which the user's lexicon lives) and `options`.
+    public func services(configuration: DaemonConfiguration, configPath: String) async throws -> Services {
+        let (engine, workerEngines) = try await speechEngine(configuration: configuration)
+        await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
+        // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
+        let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
+        for problem in lexicon.reload() {
+            logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
+        }
+        let output = PulseOutput(
+            server: configuration.audioServer, ducking: configuration.ducking(environment: options.environment), logger: logger)
+        let speech = SpeechService(
+            engine: engine, output: output, pronouncer: Pronouncer(engine: engine), lexicon: lexicon, configuration: configuration,
+            environment: options.environment, logger: logger)
+
+        let inherited = try SocketActivation.inherited(environment: options.environment)
+        let listener = SocketActivation.jsonLinesListener(
+            inherited,
+            fallbackPath: SocketLocation.resolve(
+                explicit: options.socketPath, configured: configuration.socketPath, environment: options.environment))
+        SocketActivation.forgetInheritedEnvironment()
+        let notifier = ServiceNotifier(environment: options.environment)
+        // Before the front ends: they count their connections in its `connectionCount`.
+        let idleExit = IdleExitService(speech: speech, logger: logger)
+        let jsonLines = JSONLinesServer(
+            listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
+            speech: speech, configuration: options.jsonLines, logger: logger
+        ) {
+            notifier.notify("READY=1")
+        }
+        var ssipConfiguration = SSIPServer.Configuration()
+        ssipConfiguration.defaultPriority = configuration.ssipDefaultPriority
+        let ssip = ssipListener(inherited, configuration: configuration).map { listener in
+            SSIPServer(
+                listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
+                speech: speech, configuration: ssipConfiguration, logger: logger)
+        }
+        let heapTrim = HeapTrimService(speech: speech)
+        let reload = ConfigReloadService(
+            path: configPath, explicit: options.configPath != nil, speech: speech, engines: engine, environment: options.environment,
+            logger: logger
+        ) {
+            idleExit.reconsider()
+        }
+
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(service: jsonLines, successTerminationBehavior: .gracefullyShutdownGroup),
+            ] + (ssip.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0)] } ?? []) + [
+                .init(service: reload),
+                .init(service: heapTrim),
+                // Returns only when daemon.idle_exit_seconds elapsed idle: then stop like SIGTERM.
+                .init(service: idleExit, successTerminationBehavior: .gracefullyShutdownGroup),
+                // Last, so shut down first: every item gets its `finished` while connections are
+                // open, and the front ends close them once those events are routed.
+                .init(service: speech),
+            ],
+            gracefulShutdownSignals: [],  // `run` traps them and forwards them
+            logger: logger)
+        // A client that keeps its connection open (a screen reader's subscription, say) must not hold
+        // the daemon up: once every item got its `finished`, cancel what is still waiting on a
+        // connection. Well inside the unit's TimeoutStopSec=10.
+        groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
+        return Services(speech: speech, engines: engine, output: output, group: groupConfiguration, workerEngines: workerEngines)
+    }
+
+    /// eSpeak-NG, and Piper beside it when `make voices` installed its runtime: its worker starts
+    /// with the first Piper item, or at once if a language's configured voice is Piper's. Voices are
+    /// found by `ConfigReloadService.reloadVoices`, at start and on SIGHUP. eSpeak speaks in its
+    /// sandboxed worker, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can start: `WorkerEngine.start`
+    /// decides, and the log says what protection is missing.
+    func speechEngine(configuration: DaemonConfiguration) async throws -> (EngineRouter, [WorkerEngine]) {
+        let espeak: WorkerEngine
+        do {
+            espeak = try await WorkerEngine.start(.espeak(environment: options.environment), logger: logger)
+        } catch {
+            throw DaemonError.engineUnavailable("\(error)")
+        }
+        guard let runtime = PiperRuntime.find(environment: options.environment) else {
+            return (EngineRouter(espeak: espeak, piper: nil, piperVoices: []), [espeak])
+        }
+        let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
+            .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
+        let idle = configuration.piperIdleSeconds
+        let launch = runtime.launch(
+            sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: options.environment),
+            preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment,
+            launcher: options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe")
+        let piper = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: preload != nil, logger: logger)
+        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python)"])
+        return (EngineRouter(espeak: espeak, piper: piper, piperVoices: []), [espeak, piper])
+    }
+}

@@ -120,7 +120,7 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
 func makeTemporaryFolder(prefix: String) throws -> String {
     var template = Array((NSTemporaryDirectory() + prefix + "-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else {
-        throw TestFailure("mkdtemp failed: errno \(errno)")
+        throw TestFailure("mkdtemp failed: \(SystemCall.lastError)")
     }
     return String(cString: made)
 }

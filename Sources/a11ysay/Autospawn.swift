@@ -61,7 +61,7 @@ enum Autospawn {
             throw Failure(description: "cannot lock \(lockPath): \(error)")
         }
         // Someone may have started it while we waited for the lock.
-        if SocketProbe.connectError(path: path) == 0 { return nil }
+        if SocketProbe.accepts(path: path) { return nil }
 
         let daemon = try findDaemon(environment: environment)
         let logPath = try logFile(environment: environment)
@@ -69,8 +69,7 @@ enum Autospawn {
 
         let deadline = ContinuousClock.now + timeout
         while true {
-            let error = SocketProbe.connectError(path: path)
-            if error == 0 { return pid }
+            if SocketProbe.accepts(path: path) { return pid }
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 throw Failure(description: "started \(daemon) but it exited (\(describe(status: status))) before listening on \(path); see \(logPath)")

@@ -149,7 +149,6 @@ enum Autospawn {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()
-        // Interrupted: sleeps what was left of it.
         _ = try? SystemCall.retryingOnInterrupt {
             let result = nanosleep(&request, &remaining)
             request = remaining  // what is left, should a signal have cut it short

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // Pure Swift: queue, priorities, utterances, events. No C, no I/O.
@@ -34,8 +35,13 @@ let package = Package(
         // The operating system over Glibc, one small type per concept: paths, folders, bounded file
         // reads, the environment, the home folder, named detached threads, Landlock, the allocator's
         // limits, a Unix socket's address and a blocking probe of it, posix_spawn. It imports no
-        // Foundation, not even FoundationEssentials.
-        .target(name: "A11ySystem", dependencies: ["CMalloc", "CLandlock"]),
+        // Foundation, not even FoundationEssentials. swift-system (no Foundation either) gives it
+        // `Errno`, `FileDescriptor` (which retries on EINTR) and `FilePath`; `SystemCall` retries the
+        // calls swift-system has no wrapper for.
+        .target(
+            name: "A11ySystem",
+            dependencies: ["CMalloc", "CLandlock", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // Landlock's system calls and no_new_privs, which Swift cannot call (variadic syscall/prctl).
         .systemLibrary(name: "CLandlock", path: "Sources/CLandlock"),
 
@@ -60,7 +66,10 @@ let package = Package(
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
             name: "A11yEngine",
-            dependencies: ["A11yCore", "A11ySystem", "CEspeakNG", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "A11yCore", "A11ySystem", "CEspeakNG",
+                .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
         .target(
@@ -70,12 +79,18 @@ let package = Package(
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(
             name: "A11yAudio",
-            dependencies: ["A11yCore", "A11ySystem", "CPulse", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "A11yCore", "A11ySystem", "CPulse",
+                .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
 
         // IPA, SSML, spans, the user's lexicon: turning what a client asked for into engine segments.
         // Knows no concrete engine: what it needs is its `PronunciationEngine` protocol.
-        .target(name: "A11yPronunciation", dependencies: ["A11yCore", "A11ySystem"]),
+        .target(
+            name: "A11yPronunciation",
+            dependencies: ["A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
 
         // What every front end shares: its socket, peer check, accept loop, connection loop and shutdown.
         .target(
@@ -127,6 +142,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
@@ -165,7 +181,10 @@ let package = Package(
         .target(name: "A11ySayCommandLine", dependencies: ["A11yCore"]),
         .executableTarget(
             name: "a11ysay",
-            dependencies: ["A11ySayCommandLine", "A11yProtocol", "A11yCore", "A11ySystem", "A11yConfiguration"],
+            dependencies: [
+                "A11ySayCommandLine", "A11yProtocol", "A11yCore", "A11ySystem", "A11yConfiguration",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             // Starts like a C program: one static executable (standard library, FoundationEssentials,
             // libstdc++ and glibc linked in), so no dynamic loader and no relocations at start-up:
             // `a11ysay --help` 0.6 ms of CPU and 101 page faults, against 2.4 ms and 313 with
@@ -195,6 +214,7 @@ let package = Package(
             name: "A11yTestSupport",
             dependencies: [
                 "A11yCore", "A11yProtocol", "A11yJSONLines", "A11yAudio", "A11ySystem", "CPulse",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -205,7 +225,7 @@ let package = Package(
         // a11ysay's command line: parsing, help, completion scripts and man page against the option table.
         .testTarget(name: "A11ySayCommandLineTests", dependencies: ["A11ySayCommandLine", "A11yCore"]),
         // Unit tests of the operating-system layer (paths, bounded reads, folders, environment, home).
-        .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem"]),
+        .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
         .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySystem"]),
         // Unit tests of the JSON Lines wire model and codec: no daemon, no socket.
@@ -230,7 +250,10 @@ let package = Package(
         ),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
         .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
-        .testTarget(name: "A11yPronunciationTests", dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem"]),
+        .testTarget(
+            name: "A11yPronunciationTests",
+            dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11yEngineWorker", "A11ySystem", .product(name: "Logging", package: "swift-log")]),

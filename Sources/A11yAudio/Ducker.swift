@@ -1,6 +1,7 @@
 import A11ySystem
 import CPulse
 import Logging
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -281,7 +282,7 @@ final class Ducker {
         do {
             try Self.writeAtomically(text, to: path)
         } catch {
-            logger.warning("cannot write the ducking state file", metadata: ["path": "\(path)", "errno": "\(error.code)"])
+            logger.warning("cannot write the ducking state file", metadata: ["path": "\(path)", "errno": "\(error.rawValue)"])
         }
     }
 
@@ -299,29 +300,22 @@ final class Ducker {
         return entries
     }
 
-    struct WriteError: Error { var code: Int32 }
-
     /// Writes `text` to a temporary file beside `path` and renames it over `path` (owner-only).
-    static func writeAtomically(_ text: String, to path: String) throws(WriteError) {
-        let folder = Path.parent(of: path)
-        try? Directory.make(folder, mode: 0o700)
+    static func writeAtomically(_ text: String, to path: String) throws(Errno) {
+        try? Directory.make(FilePath(path).removingLastComponent().string, mode: 0o700)
         let temporary = path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw WriteError(code: errno) }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw WriteError(code: code)
-            }
-            written += n
+        let descriptor = try SystemCall.typed {
+            try FileDescriptor.open(
+                temporary, .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: .ownerReadWrite)
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else { throw WriteError(code: errno) }
+        do {
+            try SystemCall.typed { _ = try descriptor.writeAll(text.utf8) }
+        } catch {
+            try? descriptor.close()
+            unlink(temporary)
+            throw error
+        }
+        try? descriptor.close()
+        guard rename(temporary, path) == 0 else { throw SystemCall.lastError }
     }
 }

@@ -2,6 +2,7 @@ import A11ySystem
 import Dispatch
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// The one thread of this process that calls into libespeak-ng.
 ///
@@ -26,7 +27,7 @@ final class EspeakWorker: Sendable {
         // libespeak-ng keeps sizeable buffers on the stack; give it room.
         let started = DetachedThread.start(name: "a11yd.espeak", stackSize: 8 << 20) { [self] in serve() }
         // Only at start-up, when the process cannot make one more thread: nothing could speak.
-        precondition(started == 0, "cannot start the eSpeak-NG thread: \(String(cString: strerror(started)))")
+        precondition(started == 0, "cannot start the eSpeak-NG thread: \(Errno(rawValue: started))")
     }
 
     /// The thread's body: never returns.

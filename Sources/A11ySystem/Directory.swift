@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// The folders a11yd and a11ysay read and make (the user's lexicons, the sockets' and the log's
 /// folders), over opendir(3) and mkdir(2).
@@ -10,29 +11,29 @@ public enum Directory {
         public enum Operation: Sendable, Equatable { case list, make }
         public let operation: Operation
         public let path: String
-        public let code: Int32
+        public let errno: Errno
 
-        public init(_ operation: Operation, path: String, code: Int32) {
+        public init(_ operation: Operation, path: String, errno: Errno) {
             self.operation = operation
             self.path = path
-            self.code = code
+            self.errno = errno
         }
 
         public var description: String {
-            "cannot \(operation == .list ? "list" : "create") \(path): \(String(cString: strerror(code)))"
+            "cannot \(operation == .list ? "list" : "create") \(path): \(errno)"
         }
     }
 
     /// The names in `folder`, hidden ones included but not "." and "..", in the order the file
     /// system gives them (callers sort).
     public static func names(in folder: String) throws(Failure) -> [String] {
-        guard let stream = opendir(folder) else { throw Failure(.list, path: folder, code: errno) }
+        guard let stream = opendir(folder) else { throw Failure(.list, path: folder, errno: SystemCall.lastError) }
         defer { closedir(stream) }
         var names: [String] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw Failure(.list, path: folder, code: errno) }
+                if errno != 0 { throw Failure(.list, path: folder, errno: SystemCall.lastError) }
                 return names
             }
             // d_name is a fixed C array, NUL-terminated within it.
@@ -50,11 +51,11 @@ public enum Directory {
         for component in folder.split(separator: "/", omittingEmptySubsequences: true) {
             path += (path.isEmpty || path == "/" ? "" : "/") + component
             guard mkdir(path, mode) != 0 else { continue }
-            let code = errno
-            guard code == EEXIST else { throw Failure(.make, path: path, code: code) }
+            let error = SystemCall.lastError
+            guard error == .fileExists else { throw Failure(.make, path: path, errno: error) }
             // Something by that name already: fine if it is a folder (or a link to one).
             var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw Failure(.make, path: path, code: ENOTDIR) }
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw Failure(.make, path: path, errno: .notDirectory) }
         }
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import SystemPackage
 
 /// The ELF interpreter this process was started with (`/lib64/ld-linux-x86-64.so.2` here): every
 /// dynamically linked program is executed through it, so a Landlock rule that lets a program be
@@ -17,12 +17,10 @@ public enum DynamicLoader {
 
     /// `AT_BASE` from /proc/self/auxv (pairs of native words; getauxval is not in Swift's Glibc).
     private static func loaderBase() -> UInt? {
-        let descriptor = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
+        guard let descriptor = try? FileDescriptor.open("/proc/self/auxv", .readOnly, options: .closeOnExec) else { return nil }
+        defer { try? descriptor.close() }
         var words = [UInt](repeating: 0, count: 128)
-        let count = words.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
+        guard let count = try? words.withUnsafeMutableBytes({ try descriptor.read(into: $0) }), count > 0 else { return nil }
         let pairs = count / (2 * MemoryLayout<UInt>.stride)
         for pair in 0..<pairs where words[2 * pair] == 7 /* AT_BASE */ {
             return words[2 * pair + 1] == 0 ? nil : words[2 * pair + 1]

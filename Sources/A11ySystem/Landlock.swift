@@ -1,5 +1,6 @@
 import CLandlock
 import Glibc
+import SystemPackage
 
 /// Landlock (landlock(7)): an unprivileged process gives up file-system rights, for good, for the
 /// calling thread and everything it starts afterwards (threads and programs). No namespace and no
@@ -63,18 +64,18 @@ public enum Landlock {
     /// The Landlock ABI version of this kernel, or why there is none.
     public static func abiVersion() -> Result<Int, Failure> {
         let version = a11y_landlock_abi_version()
-        guard version >= 1 else { return .failure(Failure("Landlock is not available", errno)) }
+        guard version >= 1 else { return .failure(Failure("Landlock is not available", SystemCall.lastError)) }
         return .success(version)
     }
 
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
         public let what: String
-        public let code: Int32
-        init(_ what: String, _ code: Int32) {
+        public let errno: Errno
+        init(_ what: String, _ errno: Errno) {
             self.what = what
-            self.code = code
+            self.errno = errno
         }
-        public var description: String { "\(what): \(String(cString: strerror(code)))" }
+        public var description: String { "\(what): \(errno)" }
     }
 
     /// Takes away every file-system right the kernel's Landlock handles, except those `rules` grant,
@@ -89,7 +90,7 @@ public enum Landlock {
         }
         let handled = Access.handled(byABI: abi)
         let ruleset = Int32(truncatingIfNeeded: a11y_landlock_create_ruleset(handled.rawValue))
-        guard ruleset >= 0 else { return .unavailable(Failure("landlock_create_ruleset", errno).description) }
+        guard ruleset >= 0 else { return .unavailable(Failure("landlock_create_ruleset", SystemCall.lastError).description) }
         defer { close(ruleset) }
         for rule in rules {
             let descriptor = a11y_open_path(rule.path)
@@ -100,11 +101,11 @@ public enum Landlock {
             if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT != S_IFDIR { access.formIntersection(.fileRights) }
             guard !access.isEmpty else { continue }
             guard a11y_landlock_add_path_rule(ruleset, access.rawValue, descriptor) == 0 else {
-                return .unavailable(Failure("landlock_add_rule \(rule.path)", errno).description)
+                return .unavailable(Failure("landlock_add_rule \(rule.path)", SystemCall.lastError).description)
             }
         }
-        guard a11y_set_no_new_privs() == 0 else { return .unavailable(Failure("prctl(PR_SET_NO_NEW_PRIVS)", errno).description) }
-        guard a11y_landlock_restrict_self(ruleset) == 0 else { return .unavailable(Failure("landlock_restrict_self", errno).description) }
+        guard a11y_set_no_new_privs() == 0 else { return .unavailable(Failure("prctl(PR_SET_NO_NEW_PRIVS)", SystemCall.lastError).description) }
+        guard a11y_landlock_restrict_self(ruleset) == 0 else { return .unavailable(Failure("landlock_restrict_self", SystemCall.lastError).description) }
         return .restricted(abi: abi)
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// posix_spawn with the standard descriptors redirected to files: how a11ysay starts the daemon
 /// and how tests start programs (Foundation's Process hung in waitUntilExit on this platform).
@@ -18,8 +19,11 @@ public enum Spawn {
         case inherited
     }
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    /// posix_spawn's error: the program could not be started.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public let executable: String
+        public let errno: Errno
+        public var description: String { "cannot start \(executable): \(errno)" }
     }
 
     /// Starts `executable`, shown as `argv0` (default: its path). `newSession` detaches it from the
@@ -67,7 +71,7 @@ public enum Spawn {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else {
-            throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
+            throw Failure(executable: executable, errno: Errno(rawValue: result))
         }
         return pid
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// Reads the small UTF-8 text files the daemon is given (its configuration, the user's lexicons),
 /// bounded: only a regular file is read (a FIFO or a device named by mistake could block or never
@@ -8,7 +6,7 @@ import Glibc
 public enum TextFile {
     public enum Failure: Error, Sendable, Equatable {
         /// It exists but cannot be opened or read: the system's reason.
-        case unreadable(String)
+        case unreadable(Errno)
         /// A directory, FIFO, socket or device.
         case notARegularFile
         case largerThan(Int)
@@ -24,22 +22,26 @@ public enum TextFile {
 
     /// The file's bytes, or nil when there is no such file (never `.notUTF8`).
     public static func bytes(_ path: String, limit: Int) throws(Failure) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw .unreadable(String(cString: strerror(code)))
+        let descriptor: FileDescriptor
+        do {
+            // Non-blocking: opening a FIFO must not wait for a writer before fstat refuses it.
+            descriptor = try SystemCall.typed {
+                try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking])
+            }
+        } catch {
+            if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
+            throw .unreadable(error)
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile }
+        defer { try? descriptor.close() }
+        guard let info = try? descriptor.stat(), info.type == .regular else { throw .notARegularFile }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while bytes.count <= limit {
-            let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(String(cString: strerror(errno)))
+            let got: Int
+            do {
+                got = try SystemCall.typed { try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) } }
+            } catch {
+                throw .unreadable(error)
             }
             if got == 0 { break }
             bytes += chunk[..<got]

@@ -34,7 +34,7 @@ public final class ChildProcess: Sendable {
         if isRunning {
             kill(pid, SIGKILL)
             var raw: Int32 = 0
-            waitpid(pid, &raw, 0)
+            _ = try? SystemCall.retryingOnInterrupt { waitpid(pid, &raw, 0) }
         }
     }
 

@@ -114,7 +114,7 @@ public final class PrivatePulseServer: PrivateSoundServer {
         pid = nil
         kill(child, SIGKILL)
         var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        _ = try? SystemCall.retryingOnInterrupt { waitpid(child, &status, 0) }
     }
 
     /// What pulseaudio wrote to stdout/stderr so far.

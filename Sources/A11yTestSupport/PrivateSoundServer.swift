@@ -91,7 +91,7 @@ func runPactl(_ arguments: [String], environment: [String: String], scratch: Str
         throw TestFailure(error.description)
     }
     var status: Int32 = 0
-    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+    _ = try? SystemCall.retryingOnInterrupt { waitpid(child, &status, 0) }
     let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     guard status == 0 else {
         throw TestFailure("pactl \(arguments.joined(separator: " ")) failed (wait status \(status)): \(output)")
@@ -120,7 +120,7 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
 func makeTemporaryFolder(prefix: String) throws -> String {
     var template = Array((NSTemporaryDirectory() + prefix + "-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else {
-        throw TestFailure("mkdtemp failed: errno \(errno)")
+        throw TestFailure("mkdtemp failed: \(SystemCall.lastError)")
     }
     return String(cString: made)
 }

@@ -1,5 +1,6 @@
 import A11yCore
 import A11ySystem
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -33,30 +34,34 @@ enum Autospawn {
     }
 
     /// True when the connect error means "nobody listens there" (rather than, say, permissions).
-    static func meansNothingListens(_ error: Int32) -> Bool {
-        error == ENOENT || error == ECONNREFUSED
+    static func meansNothingListens(_ error: Errno) -> Bool {
+        error == .noSuchFileOrDirectory || error == .connectionRefused
     }
 
     /// Starts a11yd unless another client does or did; returns once `path` accepts connections.
     /// Returns the pid of the daemon it started, or nil when one was already there.
     @discardableResult
     static func ensureRunning(socketPath path: String, environment: [String: String]) throws -> Int32? {
-        let folder = Path.parent(of: path)
-        try makeFolder(folder)
-        let lockPath = folder + "/autospawn.lock"
-        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else {
-            throw Failure(description: "cannot open the lock \(lockPath): \(String(cString: strerror(errno)))")
-        }
-        defer { close(lock) }  // Also releases the flock.
-        // Blocks while another a11ysay starts the daemon; that one gives up after `timeout`.
-        while flock(lock, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                throw Failure(description: "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
+        let folder = FilePath(path).removingLastComponent()
+        try makeFolder(folder.string)
+        let lockPath = folder.appending("autospawn.lock").string
+        let lock: FileDescriptor
+        do {
+            lock = try SystemCall.typed {
+                try FileDescriptor.open(lockPath, .readWrite, options: [.create, .closeOnExec], permissions: .ownerReadWrite)
             }
+        } catch {
+            throw Failure(description: "cannot open the lock \(lockPath): \(error)")
+        }
+        defer { try? lock.close() }  // Also releases the flock.
+        // Blocks while another a11ysay starts the daemon; that one gives up after `timeout`.
+        do {
+            _ = try SystemCall.retryingOnInterrupt { flock(lock.rawValue, LOCK_EX) }
+        } catch {
+            throw Failure(description: "cannot lock \(lockPath): \(error)")
         }
         // Someone may have started it while we waited for the lock.
-        if SocketProbe.connectError(path: path) == 0 { return nil }
+        if SocketProbe.accepts(path: path) { return nil }
 
         let daemon = try findDaemon(environment: environment)
         let logPath = try logFile(environment: environment)
@@ -64,8 +69,7 @@ enum Autospawn {
 
         let deadline = ContinuousClock.now + timeout
         while true {
-            let error = SocketProbe.connectError(path: path)
-            if error == 0 { return pid }
+            if SocketProbe.accepts(path: path) { return pid }
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 throw Failure(description: "started \(daemon) but it exited (\(describe(status: status))) before listening on \(path); see \(logPath)")
@@ -80,7 +84,7 @@ enum Autospawn {
     /// `a11yd` next to this `a11ysay` (as `make install` and `swift build` put them), else on PATH.
     static func findDaemon(environment: [String: String]) throws -> String {
         if let me = readLink("/proc/self/exe") {
-            let beside = Path.parent(of: me) + "/a11yd"
+            let beside = FilePath(me).removingLastComponent().appending("a11yd").string
             if access(beside, X_OK) == 0 { return beside }
         }
         for folder in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
@@ -145,7 +149,11 @@ enum Autospawn {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        _ = try? SystemCall.retryingOnInterrupt {
+            let result = nanosleep(&request, &remaining)
+            request = remaining  // what is left, should a signal have cut it short
+            return result
+        }
     }
 
     static func describe(status: Int32) -> String {

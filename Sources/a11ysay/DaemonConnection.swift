@@ -1,5 +1,6 @@
 import A11yProtocol
 import A11ySystem
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -9,34 +10,45 @@ import Glibc
 /// it needs no event loop and no threads.
 struct DaemonConnection: ~Copyable {
     /// Why the connection could not be made: connect(2)'s errno.
-    struct Refused: Error {
-        var errno: Int32
-        var description: String { String(cString: strerror(errno)) }
+    struct Refused: Error, CustomStringConvertible {
+        var errno: Errno
+        var description: String { errno.description }
     }
 
-    struct Lost: Error, CustomStringConvertible {
-        var description: String
+    /// Why the exchange ended before its end.
+    enum Lost: Error, CustomStringConvertible {
+        /// read(2) or send(2) failed.
+        case system(Errno)
+        case lineTooLong(limit: Int)
+
+        var description: String {
+            switch self {
+            case .system(let errno): errno.description
+            case .lineTooLong(let limit): "the daemon sent a line longer than \(limit) bytes"
+            }
+        }
     }
 
     /// Replies can carry rendered audio (2 minutes of base64 PCM is about 7 MB).
     static let maximumLineLength = 64 << 20
 
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
 
     init(path: String) throws(Refused) {
-        guard let address = UnixSocketAddress(path: path) else { throw Refused(errno: ENAMETOOLONG) }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw Refused(errno: errno) }
-        let result = address.withSockaddr { connect(descriptor, $0, $1) }
-        guard result == 0 else {
-            let error = errno
-            close(descriptor)
+        guard let address = UnixSocketAddress(path: path) else { throw Refused(errno: .fileNameTooLong) }
+        let raw = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard raw >= 0 else { throw Refused(errno: SystemCall.lastError) }
+        let descriptor = FileDescriptor(rawValue: raw)
+        // Not retried on EINTR: an interrupted connect(2) goes on connecting, and a second call fails.
+        guard address.withSockaddr({ connect(raw, $0, $1) }) == 0 else {
+            let error = SystemCall.lastError
+            try? descriptor.close()
             throw Refused(errno: error)
         }
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { try? descriptor.close() }
 
     /// Sends `request`, then hands every message the daemon sends to `receive` until it returns
     /// false or the daemon closes the connection.
@@ -48,10 +60,11 @@ struct DaemonConnection: ~Copyable {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
         defer { chunk.deallocate() }
         while true {
-            let count = read(descriptor, chunk.baseAddress, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Lost(description: String(cString: strerror(errno)))
+            let count: Int
+            do {
+                count = try SystemCall.typed { try descriptor.read(into: chunk) }
+            } catch {
+                throw Lost.system(error)
             }
             if count == 0 { return }
             var start = pending.count
@@ -66,7 +79,7 @@ struct DaemonConnection: ~Copyable {
                 if try !receive(message) { return }
             }
             if pending.count > Self.maximumLineLength {
-                throw Lost(description: "the daemon sent a line longer than \(Self.maximumLineLength) bytes")
+                throw Lost.lineTooLong(limit: Self.maximumLineLength)
             }
         }
     }
@@ -74,10 +87,14 @@ struct DaemonConnection: ~Copyable {
     private func write(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw Lost(description: String(cString: strerror(errno)))
+            // send(2), not write(2): MSG_NOSIGNAL, so that a daemon gone is EPIPE and not SIGPIPE.
+            let written: Int
+            do {
+                written = try SystemCall.retryingOnInterrupt {
+                    bytes[offset...].withUnsafeBytes { send(descriptor.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
+            } catch {
+                throw Lost.system(error)
             }
             offset += written
         }

@@ -1,8 +1,6 @@
 import A11yCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import A11ySystem
+import SystemPackage
 
 /// A RIFF/WAVE file of signed 16-bit little-endian PCM.
 enum WAVFile {
@@ -30,12 +28,19 @@ enum WAVFile {
         return bytes
     }
 
-    /// Writes the file; returns the error text on failure.
-    static func write(_ audio: RenderedAudio, to path: String) -> String? {
-        guard let file = fopen(path, "wb") else { return String(cString: strerror(errno)) }
-        let bytes = bytes(audio)
-        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        let error = written == bytes.count ? nil : String(cString: strerror(errno))
-        return fclose(file) == 0 ? error : error ?? String(cString: strerror(errno))
+    /// Writes the file (created as fopen's "wb" would: 0666 less the umask); the system's error
+    /// when it cannot.
+    static func write(_ audio: RenderedAudio, to path: String) -> Errno? {
+        do {
+            try SystemCall.typed {
+                let file = try FileDescriptor.open(
+                    path, .writeOnly, options: [.create, .truncate, .closeOnExec],
+                    permissions: [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
+                try file.closeAfter { _ = try file.writeAll(bytes(audio)) }
+            }
+            return nil
+        } catch {
+            return error
+        }
     }
 }

@@ -2,6 +2,7 @@ import A11yCore
 @testable import A11yPronunciation
 import A11ySystem
 import Foundation
+import SystemPackage
 import Testing
 
 #if canImport(Glibc)
@@ -53,10 +54,10 @@ import Glibc
         #expect(try Directory.names(in: folder + "/sub.pls") == [])
 
         let missing = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/none") }
-        #expect(missing == Directory.Failure(.list, path: folder + "/none", code: ENOENT))
+        #expect(missing == Directory.Failure(.list, path: folder + "/none", errno: .noSuchFileOrDirectory))
         #expect(missing?.description == "cannot list \(folder)/none: No such file or directory")
         let notAFolder = #expect(throws: Directory.Failure.self) { try Directory.names(in: folder + "/a.pls") }
-        #expect(notAFolder?.code == ENOTDIR)
+        #expect(notAFolder?.errno == .notDirectory)
     }
 
     @Test func makeCreatesEveryMissingFolderAndAcceptsExistingOnes() throws {
@@ -72,7 +73,7 @@ import Glibc
 
         #expect(FileManager.default.createFile(atPath: folder + "/file", contents: nil))
         let inTheWay = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub") }
-        #expect(inTheWay == Directory.Failure(.make, path: folder + "/file", code: ENOTDIR))
+        #expect(inTheWay == Directory.Failure(.make, path: folder + "/file", errno: .notDirectory))
         #expect(inTheWay?.description == "cannot create \(folder)/file: Not a directory")
         let beneathAFile = #expect(throws: Directory.Failure.self) { try Directory.make(folder + "/file/sub/deeper") }
         #expect(beneathAFile?.path == folder + "/file")
@@ -100,7 +101,7 @@ import Glibc
         #expect(try TextFile.bytes(folder + "/bin/below", limit: 5) == nil)
         #expect(throws: TextFile.Failure.notARegularFile) { try TextFile.bytes(folder, limit: 5) }
         #expect(symlink("loop", folder + "/loop") == 0)
-        #expect(throws: TextFile.Failure.unreadable("Too many levels of symbolic links")) {
+        #expect(throws: TextFile.Failure.unreadable(.tooManySymbolicLinkLevels)) {
             try TextFile.bytes(folder + "/loop", limit: 5)
         }
     }

@@ -69,7 +69,7 @@ extension TextFile.Failure {
     /// Why the configuration file cannot be used, as a sentence's end.
     fileprivate var reason: String {
         switch self {
-        case .unreadable(let why): why
+        case .unreadable(let why): why.description
         case .notARegularFile: "not a regular file"
         case .largerThan(let limit): "larger than \(limit) bytes"
         case .notUTF8: "cannot read the file as UTF-8 text"

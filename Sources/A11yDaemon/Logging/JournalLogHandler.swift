@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SystemPackage
 
 /// Logs one line per message to stderr in a form journald reads well: a `<N>` priority prefix
 /// (sd-daemon(3)) and no timestamp when stderr is the journal (it stamps lines itself), a
@@ -33,14 +34,10 @@ public struct JournalLogHandler: LogHandler {
             let stamp = LogTimestamp.now()
             line = "\(stamp) \(event.level) \(label): \(text)\n"
         }
-        // Straight to fd 2, the whole line in one write(2) when the kernel takes it at once.
-        var bytes = Array(line.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
+        // Straight to fd 2, the whole line in one write(2) when the kernel takes it at once (writeAll
+        // writes the rest of a short write, and retries on EINTR). A log line that cannot be written
+        // has nowhere to be reported.
+        _ = try? FileDescriptor.standardError.writeAll(line.utf8)
     }
 
     static func syslogPriority(_ level: Logger.Level) -> Int {

@@ -2,6 +2,7 @@ import A11yCore
 import A11ySystem
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// The lexicon files of one user and the lexicon in force.
 ///
@@ -20,8 +21,8 @@ public final class LexiconStore: Sendable {
         /// `lexicon.pls` and `lexicons/` in a11yd's configuration folder (`$XDG_CONFIG_HOME/a11yd`).
         public init(configurationDirectory: String) {
             self.init(
-                userFile: Path.joined(configurationDirectory, "lexicon.pls"),
-                directory: Path.joined(configurationDirectory, "lexicons"))
+                userFile: FilePath(configurationDirectory).appending("lexicon.pls").string,
+                directory: FilePath(configurationDirectory).appending("lexicons").string)
         }
     }
 
@@ -135,7 +136,7 @@ public final class LexiconStore: Sendable {
             problems.append(LexiconFileError(
                 path: location.directory, message: "\(files.count) lexicons; only the first \(Self.maxFiles) are read"))
         }
-        return files.prefix(Self.maxFiles).map { Path.joined(location.directory, $0) }
+        return files.prefix(Self.maxFiles).map { FilePath(location.directory).appending($0).string }
     }
 
     /// The file's lexicon; nil when the file does not exist.
@@ -159,31 +160,40 @@ public final class LexiconStore: Sendable {
     /// Writes `document` to a temporary file beside `path`, flushes it to disk and renames it over
     /// `path`: a reader (or a crash) sees the old file or the new one, never half of one.
     static func writeAtomically(_ document: String, to path: String) throws(LexiconFileError) {
-        let folder = Path.parent(of: path)
+        let target = FilePath(path)
+        let folder = target.removingLastComponent()
         do {
-            try Directory.make(folder)
+            try Directory.make(folder.string)
         } catch {
             throw LexiconFileError(path: path, message: "\(error)")
         }
-        let name = Path.lastComponent(of: path)
-        let temporary = folder + "/.\(name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw LexiconFileError(path: path, message: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var failure: String?
-        let bytes = Array(document.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                failure = "cannot write \(temporary): \(String(cString: strerror(errno)))"
-                break
+        let name = target.lastComponent?.string ?? ""
+        let temporary = folder.appending(".\(name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp").string
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try SystemCall.typed {
+                try FileDescriptor.open(
+                    temporary, .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
             }
-            written += count
+        } catch {
+            throw LexiconFileError(path: path, message: "cannot create \(temporary): \(error)")
         }
-        if failure == nil, fsync(fd) != 0 { failure = "cannot flush \(temporary): \(String(cString: strerror(errno)))" }
-        close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = "cannot rename \(temporary): \(String(cString: strerror(errno)))" }
+        var failure: String?
+        do {
+            try SystemCall.typed { _ = try descriptor.writeAll(document.utf8) }
+        } catch {
+            failure = "cannot write \(temporary): \(error)"
+        }
+        if failure == nil {
+            do {
+                _ = try SystemCall.retryingOnInterrupt { fsync(descriptor.rawValue) }
+            } catch {
+                failure = "cannot flush \(temporary): \(error)"
+            }
+        }
+        try? descriptor.close()
+        if failure == nil, rename(temporary, path) != 0 { failure = "cannot rename \(temporary): \(SystemCall.lastError)" }
         if let failure {
             unlink(temporary)
             throw LexiconFileError(path: path, message: failure)

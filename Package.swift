@@ -74,7 +74,10 @@ let package = Package(
         // Synthesis in a sandboxed worker process (`a11yd --engine-worker`): both sides of its channel.
         .target(
             name: "A11yEngineWorker",
-            dependencies: ["A11yCore", "A11yEngine", "A11yPronunciation", "A11ySystem", "CSeccomp", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "A11yCore", "A11yEngine", "A11ySystem", "CSeccomp",
+                .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
         .target(

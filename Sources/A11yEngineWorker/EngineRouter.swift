@@ -1,6 +1,5 @@
 import A11yCore
 import A11yEngine
-import A11yPronunciation
 import Synchronization
 
 /// Every engine a11yd speaks with, as one `SpeechEngine` and `PronunciationEngine`: eSpeak-NG

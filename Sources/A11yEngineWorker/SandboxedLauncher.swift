@@ -1,6 +1,7 @@
 import A11ySystem
 import CSeccomp
 import Glibc
+import SystemPackage
 
 /// The Piper worker's sandbox (docs/voices.md, "How the Piper worker is shut in"): what
 /// `a11yd --engine-worker --exec PROGRAM --read PATH… -- ARGUMENTS` does before it becomes PROGRAM.
@@ -36,7 +37,7 @@ public enum SandboxedLauncher {
         setenv(protectionVariable, summary.joined(separator: ", "), 1)
         var argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
         execv(program, &argv)
-        let why = String(cString: strerror(errno))
+        let why = SystemCall.lastError.description
         let line = "a11yd engine worker: cannot execute \(program): \(why)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
         exit(127)
@@ -104,7 +105,7 @@ enum ProcessFilter {
             return "cannot refuse clone3"
         }
         let loaded = seccomp_load(filter)
-        guard loaded == 0 else { return "seccomp_load: \(String(cString: strerror(-loaded)))" }
+        guard loaded == 0 else { return "seccomp_load: \(Errno(rawValue: -loaded).description)" }
         return nil
     }
 }

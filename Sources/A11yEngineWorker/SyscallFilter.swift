@@ -1,5 +1,6 @@
 import CSeccomp
 import Glibc
+import SystemPackage
 
 /// The engine worker's seccomp filter (libseccomp): once eSpeak is loaded, the only system calls
 /// that work are those synthesis needs. Every other one fails with EPERM (a refusal the worker
@@ -64,7 +65,7 @@ enum SyscallFilter {
             guard seccomp_rule_add_array(filter, allow, tgkill, 1, &ownProcess) == 0 else { return "cannot allow tgkill" }
         }
         let loaded = seccomp_load(filter)
-        guard loaded == 0 else { return "seccomp_load: \(String(cString: strerror(-loaded)))" }
+        guard loaded == 0 else { return "seccomp_load: \(Errno(rawValue: -loaded).description)" }
         return nil
     }
 }

@@ -1,11 +1,11 @@
 import A11yCore
 import A11yEngine
-import A11yPronunciation
 import A11ySystem
 import Dispatch
 import Glibc
 import Logging
 import Synchronization
+import SystemPackage
 
 /// Synthesis and every phoneme look-up in a sandboxed worker process (`a11yd --engine-worker`,
 /// `EngineWorkerProcess`, or Piper's Python worker) behind `SpeechEngine` and `PronunciationEngine`,
@@ -41,7 +41,8 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     /// The variables of a11yd's environment a worker gets: those that tell eSpeak where its data is.
     public static let passedEnvironment = ["ESPEAK_DATA_PATH", "HOME"]
 
-    /// How long the eSpeak worker saying something may stay silent before it is taken for hung.
+    /// How long the eSpeak worker saying something may stay silent, spending no CPU, before it is
+    /// taken for hung (`SilenceWatch`: one that keeps working, however slowly, is waited for).
     public static let hangLimit: Duration = .seconds(2)
     /// Failed starts in a row after which no worker is tried again for
     /// `WorkerSupervision.restartPause` (the eSpeak worker: after which synthesis stays in process).
@@ -141,7 +142,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             ready.wait()
             handoff.withLock { $0 }!.serve()
         }
-        precondition(thread == 0, "cannot start the engine link thread: \(String(cString: strerror(thread)))")
+        precondition(thread == 0, "cannot start the engine link thread: \(Errno(rawValue: thread).description)")
         done.wait()
         let first: FirstWorker
         switch started.withLock({ $0! }) {
@@ -169,7 +170,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
             if startNow { startWorker() }
             serve()
         }
-        precondition(thread == 0, "cannot start the engine link thread: \(String(cString: strerror(thread)))")
+        precondition(thread == 0, "cannot start the engine link thread: \(Errno(rawValue: thread).description)")
     }
 
     /// The engine without its link thread: `inProcess` state, or before the caller starts the thread.
@@ -192,7 +193,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     private static func wakePair() throws(WorkerFailure) -> (read: Int32, write: Int32) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else {
-            throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
+            throw WorkerFailure("socketpair: \(SystemCall.lastError.description)")
         }
         return (pair[0], pair[1])
     }

@@ -23,7 +23,8 @@ public struct WorkerLaunch: Sendable {
     public var environment: [String: String]
     /// How long a starting worker may take to say `ready`.
     public var readyLimit: Duration
-    /// How long a worker saying something may stay silent before it is taken for hung.
+    /// How long a worker saying something may stay silent, spending no CPU, before it is taken for
+    /// hung (`SilenceWatch`; twice that of CPU without a word is a loop).
     public var hangLimit: Duration
     /// How long a worker may sit idle before it is ended to give its memory back (nil: never).
     public var idleLimit: Duration?

@@ -1,6 +1,5 @@
 import A11yCore
 import A11yEngine
-import A11yPronunciation
 
 /// What travels between a11yd and its engine worker process (docs/architecture.md, "The engine
 /// worker"). Each message is one frame: a 4-byte little-endian length (of what follows, at most

@@ -2,6 +2,7 @@ import A11ySystem
 import CSeccomp
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// One running engine worker, seen from a11yd: its pid and a11yd's end of the socket pair.
 /// Used by `WorkerEngine`'s link thread only, except `send`, which the link thread and a
@@ -27,7 +28,7 @@ final class WorkerProcess: Sendable {
     static func start(executable: String, arguments: [String], environment: [String: String] = [:]) throws(WorkerFailure) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))")
+            throw WorkerFailure("socketpair: \(SystemCall.lastError.description)")
         }
         defer { close(pair[1]) }
         do {
@@ -79,7 +80,7 @@ final class WorkerProcess: Sendable {
                 continue
             }
             guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
-                return SendFailure(workerGone: true, description: "send: \(String(cString: strerror(errno)))")
+                return SendFailure(workerGone: true, description: "send: \(SystemCall.lastError.description)")
             }
             if errno == EINTR { continue }
             guard timeout > .zero else { return SendFailure(workerGone: false, description: "the channel is full") }
@@ -167,7 +168,7 @@ final class WorkerProcess: Sendable {
         close(descriptor)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return "its end is unknown (waitpid: \(String(cString: strerror(errno))))" }
+            guard errno == EINTR else { return "its end is unknown (waitpid: \(SystemCall.lastError.description))" }
         }
         let signal = status & 0x7f
         if signal == 0 { return "it exited with status \((status >> 8) & 0xff)" }

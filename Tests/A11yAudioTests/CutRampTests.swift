@@ -65,7 +65,7 @@ struct CutRampTests {
             let track = output.begin(format: mono22k).id
             output.append(tone(seconds: 0.6), to: track)
             output.end(track)
-            await sleep(0.06 + Double(moment) * 0.0137)
+            await sleep(seconds: 0.06 + Double(moment) * 0.0137)
             var asked = Asked(cut: cut, moment: moment, at: recorder.elapsed())
             switch cut {
             case .stop:
@@ -75,21 +75,21 @@ struct CutRampTests {
                 let next = output.begin(format: mono22k).id
                 output.append([Int16](repeating: 0, count: mono22k.frames(milliseconds: 60)) + tone(seconds: 0.05), to: next)
                 output.end(next)
-                await sleep(0.11)
+                await sleep(seconds: 0.11)
             case .pause:
                 output.setPaused(true, track)
-                await sleep(0.06)
+                await sleep(seconds: 0.06)
                 asked.resumedAt = recorder.elapsed()
                 output.setPaused(false, track)
-                await sleep(0.04)
+                await sleep(seconds: 0.04)
                 output.cancel(track)
             case .quickResume:
                 output.setPaused(true, track)
                 output.setPaused(false, track)
-                await sleep(0.05)
+                await sleep(seconds: 0.05)
                 output.cancel(track)
             }
-            await sleep(0.04)
+            await sleep(seconds: 0.04)
             return asked
         }
 
@@ -104,7 +104,7 @@ struct CutRampTests {
             let retried = await ask(cut.cut, at: cut.moment)
             again.append((retried, Heard(bend: 0)))
         }
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let recording = recorder.stop()
         again = again.map { ($0.0, judge($0.0, in: recording, on: kind)) }
 

@@ -22,15 +22,16 @@ let mono22k = AudioFormat(sampleRate: 22_050, channels: 1)
 /// Polls `condition` every 2 ms until it holds or `timeout` seconds pass.
 @discardableResult
 func waitFor(_ timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
+    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
     while !condition() {
-        if Date() > deadline { return false }
+        if ContinuousClock.now > deadline { return false }
         try? await Task.sleep(for: .milliseconds(2))
     }
     return true
 }
 
-func sleep(_ seconds: Double) async {
+/// Lets `seconds` of audio play (a label of its own: Glibc's `sleep(UInt32)` blocks the thread).
+func sleep(seconds: Double) async {
     try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
 }
 
@@ -77,7 +78,7 @@ struct PulseOutputTests {
         #expect(p.isFinished && p.isConnected)
         #expect(p.appendedFrames == samples.count)
         #expect(p.playedFrames == p.appendedFrames)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let first = try #require(rec.firstAudibleTime(threshold: 0.01, after: t0))
         // Over the tone itself (a half-scale sine is 0.35 RMS): `t1` is when the test noticed the
@@ -95,7 +96,7 @@ struct PulseOutputTests {
         let samples = tone(seconds: 0.03)
         let t = try #require(await rig.play(samples, timeout: 2), "finished")
         #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005)
         #expect(audible >= 0.02 && audible <= 0.045, "audible \(audible) s for a 30 ms track")
@@ -107,12 +108,12 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(samples, to: t)
         rig.output.end(t)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         let pausedAt = rig.recorder.elapsed()
         rig.output.setPaused(true, t)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let playedEarly = rig.output.progress(of: t)!.playedFrames
-        await sleep(0.4)
+        await sleep(seconds: 0.4)
         let playedLate = rig.output.progress(of: t)!.playedFrames
         #expect(playedLate == playedEarly, "position moved while paused")
         #expect(!rig.output.progress(of: t)!.isFinished)
@@ -122,7 +123,7 @@ struct PulseOutputTests {
         let finished = await waitFor(3) { rig.output.progress(of: t)!.isFinished }
         #expect(finished)
         #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let silent = rec.rms(from: pausedAt + 0.02, to: resumedAt - 0.01)
         #expect(silent < 0.001, "RMS during pause \(silent)")
@@ -145,12 +146,12 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: t)
         rig.output.end(t)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         #expect(rig.output.progress(of: t)!.playedFrames > 0)
         let cancelledAt = rig.recorder.elapsed()
         rig.output.cancel(t)
         #expect(rig.output.progress(of: t) == nil, "the track is gone")
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         #expect(rig.output.streamStatus().isCorked)
         var rec = rig.recorder.snapshot()
         let last = try #require(rec.lastAudibleTime(threshold: 0.01))
@@ -163,7 +164,7 @@ struct PulseOutputTests {
         let nextAt = rig.recorder.elapsed()
         let nextTrack = try #require(await rig.play(next), "finished")
         #expect(rig.output.progress(of: nextTrack)?.playedFrames == next.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: nextAt)
         #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s track after cancel")
@@ -175,7 +176,7 @@ struct PulseOutputTests {
         let rig = try await Rig()
         let old = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: old)
-        await sleep(0.1)
+        await sleep(seconds: 0.1)
         let secondAt = rig.recorder.elapsed()
         let t = rig.output.begin(format: mono22k).id
         let samples = tone(seconds: 0.4, frequency: 660)
@@ -191,7 +192,7 @@ struct PulseOutputTests {
         rig.output.cancel(old)
         let p = try #require(rig.output.progress(of: t))
         #expect(p.appendedFrames == samples.count && p.playedFrames == samples.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: secondAt)
         #expect(abs(audible - 0.4) < 0.03, "audible \(audible) s for the 0.4 s track after the old one's calls")
@@ -211,7 +212,7 @@ struct PulseOutputTests {
         rig.output.append(samples, to: track.id)
         rig.output.end(track.id)
         #expect(await waitFor(3) { rig.output.progress(of: track.id)?.isFinished == true })
-        await sleep(0.5)
+        await sleep(seconds: 0.5)
         reader.cancel()
         let told = await reader.value
         let finished = try #require(told.firstIndex { $0.progress.isFinished }, "the end is told")
@@ -235,7 +236,7 @@ struct PulseOutputTests {
         #expect(await waitFor(3) { rig.output.progress(of: t)!.playedFrames == holdFrame }, "played up to the hold")
         #expect(await waitFor(1) { rig.output.streamStatus().isCorked }, "corked at the hold")
         #expect(!rig.output.progress(of: t)!.isFinished)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         #expect(rig.output.progress(of: t)!.playedFrames == holdFrame)
         let releasedAt = rig.recorder.elapsed()
         rig.output.hold(t, at: nil)
@@ -243,7 +244,7 @@ struct PulseOutputTests {
         rig.output.end(t)
         #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
         #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         #expect(rec.rms(from: releasedAt - 0.25, to: releasedAt - 0.01) < 0.001, "silent while held")
         let before = rec.audibleDuration(threshold: 0.1, window: 0.005, to: releasedAt)
@@ -261,12 +262,12 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(samples, to: t)
         rig.output.end(t)
-        await sleep(holdAfter)
+        await sleep(seconds: holdAfter)
         let holdFrame = 11_025
         rig.output.hold(t, at: holdFrame)
         #expect(await waitFor(3) { rig.output.progress(of: t)!.playedFrames >= holdFrame }, "reached the hold")
         rig.output.setPaused(true, t)
-        await sleep(0.6)
+        await sleep(seconds: 0.6)
         #expect(rig.output.progress(of: t)!.playedFrames == holdFrame)
         let releasedAt = rig.recorder.elapsed()
         rig.output.hold(t, at: nil)
@@ -275,7 +276,7 @@ struct PulseOutputTests {
         #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
         let finishedAt = rig.recorder.elapsed()
         #expect(rig.output.progress(of: t)!.playedFrames == samples.count)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let before = rec.audibleDuration(threshold: 0.1, window: 0.005, to: releasedAt)
         let after = rec.audibleDuration(threshold: 0.1, window: 0.005, from: releasedAt)
@@ -289,7 +290,7 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 2), to: t)
         rig.output.end(t)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         let here = rig.output.progress(of: t)!.playedFrames
         let heldAt = rig.recorder.elapsed()
         rig.output.hold(t, at: here + mono22k.frames(milliseconds: 5))  // already given to the server
@@ -297,7 +298,7 @@ struct PulseOutputTests {
         let p = rig.output.progress(of: t)!
         #expect(!p.isFinished, "a held track is not finished")
         #expect(p.playedFrames >= here && p.playedFrames < here + mono22k.frames(milliseconds: 60))
-        await sleep(0.2)
+        await sleep(seconds: 0.2)
         let rec = rig.recorder.stop()
         #expect(rec.rms(from: heldAt + 0.1) < 0.001)
     }
@@ -307,11 +308,11 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(tone(seconds: 1), to: t)
         rig.output.end(t)
-        await sleep(0.2)
+        await sleep(seconds: 0.2)
         #expect(try rig.server.sinkInputCorkStates() == [false])
         #expect(!rig.output.streamStatus().isCorked)
         #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         #expect(rig.output.streamStatus().isCorked)
         #expect(try rig.server.sinkInputCorkStates() == [true])
         let status = rig.output.streamStatus()
@@ -350,7 +351,7 @@ struct PulseOutputTests {
         let b = tone(seconds: 0.2, rate: 48_000, channels: 2)
         let track = try #require(await rig.play(b, format: stereo), "finished")
         #expect(rig.output.progress(of: track)?.playedFrames == b.count / 2)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
         #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s stereo track")
@@ -363,7 +364,7 @@ struct PulseOutputTests {
         let t = rig.output.begin(format: mono22k).id
         rig.output.append(samples, to: t)
         rig.output.end(t)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         rig.server.stop()
         #expect(await waitFor(2) { !rig.output.isConnected }, "disconnect noticed")
         // Nothing hangs while the server is gone.
@@ -377,11 +378,11 @@ struct PulseOutputTests {
         #expect(took < .milliseconds(50))
         let down = rig.output.progress(of: t)!
         #expect(!down.isFinished && down.appendedFrames == samples.count)
-        await sleep(0.3)
+        await sleep(seconds: 0.3)
         try rig.server.start()
-        let restartedAt = Date()
+        let restartedAt = ContinuousClock.now
         #expect(await waitFor(5) { rig.output.isConnected }, "reconnected")
-        print("reconnected \(Int(Date().timeIntervalSince(restartedAt) * 1000)) ms after the server accepted again")
+        print("reconnected \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server accepted again")
         let recorder = MonitorRecorder(server: rig.server.serverAddress)
         try recorder.start()
         // The rest of the track (about 1.7 s) plays on the new server.
@@ -394,7 +395,7 @@ struct PulseOutputTests {
         // And a next track plays.
         try recorder.start()
         #expect(await rig.play(tone(seconds: 0.3)) != nil)
-        await sleep(0.05)
+        await sleep(seconds: 0.05)
         let rec = recorder.stop()
         #expect(rec.rms() > 0.1)
         let audible = rec.audibleDuration(threshold: 0.1)
@@ -442,7 +443,7 @@ extension PulseOutputTests {
         for _ in 0..<8 {
             appendedAt.append(.now)
             rig.output.append(chunk, to: track.id)
-            await sleep(0.25)
+            await sleep(seconds: 0.25)
         }
         rig.output.end(track.id)
         #expect(await waitFor(3) { rig.output.progress(of: track.id)?.isFinished == true })

@@ -168,6 +168,10 @@ class Desktop:
         self.env = dict(os.environ, HOME=home, XDG_RUNTIME_DIR=run, XDG_CONFIG_HOME=config,
                         GSETTINGS_BACKEND="memory", NO_AT_BRIDGE="0", SPEECHD_CMD="/bin/false")
         self.env.pop("SPEECHD_ADDRESS", None)
+        # The system's data folders, whatever run.sh set for a11yd (XDG_DATA_DIRS=/nonexistent once the
+        # natural voice is installed): without them GLib finds no GSettings schemas and Orca exits at once.
+        self.env.pop("XDG_DATA_DIRS", None)
+        self.env.pop("XDG_DATA_HOME", None)
         # Xvfb picks a free display and writes its number on a pipe: no clash with other runs.
         r, w = os.pipe()
         self._start(["Xvfb", "-displayfd", str(w), "-screen", "0", "1024x768x24", "-nolisten", "tcp"], pass_fds=(w,))

@@ -17,13 +17,18 @@ public protocol ConnectionHandler: Sendable {
     /// What one conversation keeps from one value to the next (SSIP's session settings). Only the
     /// connection's reader touches it.
     associatedtype Conversation
+    /// What a connection's pipeline handlers share with its conversation, made with them (SSIP: the
+    /// settings other connections change for it, which its session handler applies on the event
+    /// loop). `Void` when the pipeline only frames.
+    associatedtype ChannelLink: Sendable = Void
 
-    /// Adds the framing to a new connection's pipeline: bytes to `Inbound`, `Outbound` to bytes.
-    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations) throws
+    /// Adds the framing to a new connection's pipeline, on its event loop before anything is read:
+    /// bytes to `Inbound`, `Outbound` to bytes, and whatever the front end answers there itself.
+    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations, for client: ClientID) throws -> ChannelLink
 
     /// A client connected: the outbox its writer drains until the handler finishes it, and the
     /// conversation its values are answered in.
-    func open(_ client: ClientID) async -> (outbox: Outbox<Outbound>, conversation: Conversation)
+    func open(_ client: ClientID, link: ChannelLink) async -> (outbox: Outbox<Outbound>, conversation: Conversation)
 
     /// Answers one value. Returns false when the client ended the conversation (SSIP's `QUIT`):
     /// nothing more is read.

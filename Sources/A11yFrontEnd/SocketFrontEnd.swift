@@ -62,19 +62,20 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
         let peers = peers
         let logger = logger
         let handler = handler
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection<Handler.Inbound, Handler.Outbound>> = { channel in
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<AcceptedConnection<Handler>> = { channel in
             // Whatever the socket's mode, another user's client is not served.
             peers.admit(channel) { peer in
                 logger.warning("refused a client of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             }.flatMapThrowing {
+                let client = ClientID.next()
                 try channel.pipeline.syncOperations.addHandler(EndsReadingWhenOutputCloses())
-                try handler.setUpChannel(channel.pipeline.syncOperations)
+                let link = try handler.setUpChannel(channel.pipeline.syncOperations, for: client)
                 // Half-closure: finishing our writer flushes what is queued and then sends EOF.
-                return AcceptedConnection(try Connection(
+                return AcceptedConnection(client: client, link: link, channel: try Connection(
                     wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true)))
             }
         }
-        let server: NIOAsyncChannel<AcceptedConnection<Handler.Inbound, Handler.Outbound>, Never>
+        let server: NIOAsyncChannel<AcceptedConnection<Handler>, Never>
         var ownedPath: String?
         switch listener {
         case .path(let path):
@@ -121,7 +122,7 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
                         for try await connection in accepted {
                             connectionCount.opened()
                             connections.addTask {
-                                await serve(connection.channel)
+                                await serve(connection.channel, client: connection.client, link: connection.link)
                                 connectionCount.closed()
                             }
                         }
@@ -146,9 +147,8 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
     /// our memory); once it ends, for whatever reason, the handler is told the client sends nothing
     /// more, and speech that the client left (`SpeechControl.clientLeft`: what its own pause held
     /// ends, since nobody can resume it).
-    private func serve(_ channel: Connection) async {
-        let client = ClientID.next()
-        let opened = await handler.open(client)
+    private func serve(_ channel: Connection, client: ClientID, link: Handler.ChannelLink) async {
+        let opened = await handler.open(client, link: link)
         let outbox = opened.outbox
         var conversation = opened.conversation
         let handler = handler
@@ -202,10 +202,14 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
 /// accepted just as the server closes can be dropped that way, never yielded to the loop (seen
 /// with a client that connected as SIGTERM arrived). This finishes the writer in that case; for a
 /// served connection `executeThenClose` already finished it and finishing again does nothing.
-public final class AcceptedConnection<Inbound: Sendable, Outbound: Sendable>: Sendable {
-    public let channel: NIOAsyncChannel<Inbound, Outbound>
+public final class AcceptedConnection<Handler: ConnectionHandler>: Sendable {
+    public let client: ClientID
+    public let link: Handler.ChannelLink
+    public let channel: NIOAsyncChannel<Handler.Inbound, Handler.Outbound>
 
-    init(_ channel: NIOAsyncChannel<Inbound, Outbound>) {
+    init(client: ClientID, link: Handler.ChannelLink, channel: NIOAsyncChannel<Handler.Inbound, Handler.Outbound>) {
+        self.client = client
+        self.link = link
         self.channel = channel
     }
 

@@ -15,13 +15,13 @@ struct JSONLinesHandler: ConnectionHandler {
     let router: JSONLinesRouter
     let maximumLineLength: Int
 
-    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
+    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations, for client: ClientID) throws {
         try pipeline.addHandlers(
             ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumLineLength)),
             MessageToByteHandler(JSONLineEncoder<ServerMessage>()))
     }
 
-    func open(_ client: ClientID) async -> (outbox: Outbox<ServerMessage>, conversation: JSONLinesConnection) {
+    func open(_ client: ClientID, link: Void) async -> (outbox: Outbox<ServerMessage>, conversation: JSONLinesConnection) {
         let outbox = await router.register(client)
         return (outbox, JSONLinesConnection(
             client: client, speech: speech, router: router, outbox: outbox, maximumLineLength: maximumLineLength))

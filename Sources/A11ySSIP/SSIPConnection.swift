@@ -1,17 +1,18 @@
 import A11yCore
 
-/// Carries out one connection's session against the speech API: it feeds each line to the
-/// `SSIPSession`, performs the actions it returns, and hands replies to the router.
+/// Carries out, against the speech API, the lines of one connection that need it: the actions its
+/// `SSIPSession` returned for the line (on the event loop, `SSIPSessionHandler`), and those the
+/// session returns when told how they went. Replies go to the router, then the session goes back.
 struct SSIPConnection: Sendable {
     let client: ClientID
     let speech: any SpeechControl
     let router: SSIPRouter
 
     /// Handles one line. Returns false once the connection is to close (QUIT).
-    func handle(_ frame: SSIPFrame, session: inout SSIPSession) async -> Bool {
-        for change in await router.takeChanges(for: client) { session.apply(change) }
+    func handle(_ command: SSIPCommand) async -> Bool {
+        var session = command.session
         await router.beginAnswer(client)
-        var actions = session.receive(frame)
+        var actions = command.actions
         var keepOpen = true
         var queuedMessage = false
         while !actions.isEmpty {
@@ -48,7 +49,7 @@ struct SSIPConnection: Sendable {
             }
             actions = next + actions
         }
-        await router.endAnswer(client, queuedMessage: queuedMessage)
+        await router.endAnswer(client, returning: session, queuedMessage: queuedMessage)
         return keepOpen
     }
 

@@ -5,45 +5,46 @@ import NIOCore
 import ServiceLifecycle
 
 /// What is SSIP's in a connection: CRLF lines (and SPEAK bodies) in, numbered replies and events
-/// out, each line answered by the connection's `SSIPSession` through the speech API
-/// (`SSIPConnection`), events routed by `SSIPRouter`.
+/// out, each line answered by the connection's `SSIPSession`, on the event loop when it needs no
+/// speech call (`SSIPSessionHandler`), else through the speech API (`SSIPConnection`); events routed
+/// by `SSIPRouter`.
 ///
 /// SSIP's conversation ends with its client's last line: once the client quits or closes, what is
 /// queued for it is written and the connection closes. Its messages are still spoken; what its own
 /// pause held ends (`clientLeft`, told by the loop).
 struct SSIPHandler: ConnectionHandler {
-    /// A connection's session, and who carries it out.
-    struct Conversation {
-        var connection: SSIPConnection
-        var session: SSIPSession
-    }
 
     let speech: any SpeechControl
     let router: SSIPRouter
     let configuration: SSIPServer.Configuration
     let logger: Logger
 
-    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
-        try pipeline.addHandlers(
-            ByteToMessageHandler(SSIPLineDecoder(maximumLength: configuration.maximumLineLength)),
-            MessageToByteHandler(SSIPReplyEncoder()))
-    }
-
-    func open(_ client: ClientID) async -> (outbox: Outbox<SSIPReply>, conversation: Conversation) {
-        let outbox = await router.register(client)
+    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations, for client: ClientID) throws -> SSIPChangesFromOthers {
         let session = SSIPSession(
             client: client, defaultLanguage: configuration.defaultLanguage, defaultPriority: configuration.defaultPriority,
             limits: .init(maximumMessageBytes: configuration.maximumMessageBytes))
-        return (outbox, Conversation(connection: SSIPConnection(client: client, speech: speech, router: router), session: session))
+        let changesFromOthers = SSIPChangesFromOthers()
+        let router = router
+        try pipeline.addHandlers(
+            ByteToMessageHandler(SSIPLineDecoder(maximumLength: configuration.maximumLineLength)),
+            MessageToByteHandler(SSIPReplyEncoder()),
+            SSIPSessionHandler(session: session, changesFromOthers: changesFromOthers) { hold in
+                Task { await router.release(client, hold: hold) }
+            })
+        return changesFromOthers
     }
 
-    func handle(value: SSIPFrame, conversation: inout Conversation) async -> Bool {
-        await conversation.connection.handle(value, session: &conversation.session)
+    func open(_ client: ClientID, link changesFromOthers: SSIPChangesFromOthers) async -> (outbox: Outbox<SSIPOutput>, conversation: SSIPConnection) {
+        let outbox = await router.register(client, changesFromOthers: changesFromOthers)
+        return (outbox, SSIPConnection(client: client, speech: speech, router: router))
     }
 
-    func stoppedSending(_ client: ClientID, conversation: inout Conversation) async {
-        // A message half sent is dropped; those queued are still spoken.
-        conversation.session.end()
+    func handle(value: SSIPCommand, conversation: inout SSIPConnection) async -> Bool {
+        await conversation.handle(value)
+    }
+
+    func stoppedSending(_ client: ClientID, conversation: inout SSIPConnection) async {
+        // A message half sent is dropped with the session handler; those queued are still spoken.
         await router.close(client)
     }
 

@@ -28,38 +28,38 @@ actor SSIPRouter {
     }
 
     private struct Connection {
-        var outbox: Outbox<SSIPReply>
+        var outbox: Outbox<SSIPOutput>
         /// Each message until its last event.
         var messages: [UtteranceID: Message] = [:]
         var isAnswering = false
         var heldEvents: [SSIPReply] = []
         /// Counts answers, so that a timed release meant for one cannot end a later one.
         var hold: UInt64 = 0
-        /// Changes other connections made, applied before its next line.
-        var changes: [SSIPSettingChange] = []
+        /// Changes other connections made, applied by its session handler before its next line.
+        var changesFromOthers: SSIPChangesFromOthers
     }
 
     private let speech: any SpeechControl
-    private let limits: Outbox<SSIPReply>.Limits
+    private let limits: Outbox<SSIPOutput>.Limits
     private let eventsHeldAfterQueued: Duration
     private var connections: [ClientID: Connection] = [:]
 
-    init(speech: any SpeechControl, limits: Outbox<SSIPReply>.Limits, eventsHeldAfterQueued: Duration = .zero) {
+    init(speech: any SpeechControl, limits: Outbox<SSIPOutput>.Limits, eventsHeldAfterQueued: Duration = .zero) {
         self.speech = speech
         self.limits = limits
         self.eventsHeldAfterQueued = eventsHeldAfterQueued
     }
 
     /// A new connection; its writer drains the returned outbox, which ends when the connection is
-    /// to close.
-    func register(_ client: ClientID) -> Outbox<SSIPReply> {
-        let outbox = Outbox<SSIPReply>(limits: limits, isProgress: { $0.code == SSIPEvents.indexMarkCode })
-        connections[client] = Connection(outbox: outbox)
+    /// to close. `changesFromOthers` is where its session handler finds what `SET all …` changed.
+    func register(_ client: ClientID, changesFromOthers: SSIPChangesFromOthers = SSIPChangesFromOthers()) -> Outbox<SSIPOutput> {
+        let outbox = Outbox<SSIPOutput>(limits: limits, isProgress: \.isProgress)
+        connections[client] = Connection(outbox: outbox, changesFromOthers: changesFromOthers)
         return outbox
     }
 
     func send(_ reply: SSIPReply, to client: ClientID) {
-        _ = connections[client]?.outbox.push(reply)
+        _ = connections[client]?.outbox.push(.reply(reply))
     }
 
     func beginAnswer(_ client: ClientID) {
@@ -67,18 +67,21 @@ actor SSIPRouter {
         connections[client]?.hold &+= 1
     }
 
-    /// The reply is written: the events that waited for it follow, at once or, after a reply that
-    /// queued a message, once `eventsHeldAfterQueued` has passed or the client's next command is
-    /// answered, whichever comes first.
+    /// The reply is written: the session goes back to the connection's event loop
+    /// (`SSIPSessionHandler`) behind it, and the events that waited for it follow, at once or, after
+    /// a reply that queued a message, once `eventsHeldAfterQueued` has passed or the client's next
+    /// line is answered (`release(_:hold:)`), whichever comes first.
     ///
     /// Why wait: python3-speechd (and so Orca) registers a message's callbacks only after it has
     /// read its `225`, and silently drops events that come before (its own TODO says so). a11yd's
     /// first sound, and so BEGIN, can follow the `225` within 3 ms, where speech-dispatcher's come
     /// about 20 ms later. A client's next command shows it is done with the previous reply, so it
     /// releases the events at once.
-    func endAnswer(_ client: ClientID, queuedMessage: Bool = false) {
-        guard var connection = connections[client] else { return }
-        if queuedMessage, eventsHeldAfterQueued > .zero {
+    func endAnswer(_ client: ClientID, returning session: SSIPSession, queuedMessage: Bool = false) {
+        guard let connection = connections[client] else { return }
+        let holds = queuedMessage && eventsHeldAfterQueued > .zero
+        _ = connection.outbox.push(.answered(session, heldEvents: holds ? connection.hold : nil))
+        if holds {
             let hold = connection.hold
             Task {
                 try? await Task.sleep(for: eventsHeldAfterQueued)
@@ -86,16 +89,23 @@ actor SSIPRouter {
             }
             return
         }
+        releaseHeldEvents(client)
+    }
+
+    /// The events held since the answer numbered `hold` go out, unless a later answer began (it
+    /// releases them itself when it ends).
+    func release(_ client: ClientID, hold: UInt64) {
+        guard connections[client]?.hold == hold else { return }
+        releaseHeldEvents(client)
+    }
+
+    private func releaseHeldEvents(_ client: ClientID) {
+        guard var connection = connections[client] else { return }
         connection.isAnswering = false
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection
         for event in held { send(event, to: client) }
-    }
-
-    private func release(_ client: ClientID, hold: UInt64) {
-        guard connections[client]?.hold == hold else { return }
-        endAnswer(client)
     }
 
     /// Queues a message prepared for its client (`SpeechItem.owner`), with the events the client
@@ -143,26 +153,20 @@ actor SSIPRouter {
     func change(_ change: SSIPSettingChange, for scope: ControlScope, from sender: ClientID) -> Bool {
         switch scope {
         case .all:
-            for client in connections.keys where client != sender { connections[client]?.changes.append(change) }
+            for (client, connection) in connections where client != sender { connection.changesFromOthers.append(change) }
             return true
         case .client(let client):
-            guard connections[client] != nil else { return false }
-            connections[client]?.changes.append(change)
+            guard let connection = connections[client] else { return false }
+            connection.changesFromOthers.append(change)
             return true
         }
-    }
-
-    func takeChanges(for client: ClientID) -> [SSIPSettingChange] {
-        guard let changes = connections[client]?.changes, !changes.isEmpty else { return [] }
-        connections[client]?.changes = []
-        return changes
     }
 
     /// Ends the connection's outbox: what is queued is still written, then it closes.
     func close(_ client: ClientID) {
         guard let connection = connections.removeValue(forKey: client) else { return }
         // Events held behind an answer are still the client's: they go before the end.
-        for event in connection.heldEvents { _ = connection.outbox.push(event) }
+        for event in connection.heldEvents { _ = connection.outbox.push(.reply(event)) }
         connection.outbox.finish()
     }
 

@@ -22,7 +22,7 @@ public final class SSIPServer: Service, Sendable {
         public var maximumMessageBytes = 1024 * 1024
         /// What may wait for a client that does not read: index marks are dropped past the first
         /// limit, and a client that takes nothing for the stall limit is cut off (`Outbox`).
-        public var outboxLimits = Outbox<SSIPReply>.Limits()
+        public var outboxLimits = Outbox<SSIPOutput>.Limits()
         /// How long a queued message's first events wait after its `225`, unless the client's next
         /// command comes first: python3-speechd drops events it gets before it has registered the
         /// message's callbacks (`SSIPRouter.endAnswer`).

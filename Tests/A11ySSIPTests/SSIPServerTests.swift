@@ -192,7 +192,7 @@ import Testing
         #expect(outbox.waiting == 13)
         await router.close(client)
         let written = Collected<SSIPReply>()
-        try await outbox.drain { written.append($0) }
+        try await outbox.drain { written.append(try #require($0.reply)) }
         #expect(written.all == [.paused, .resumed, .stopped] + Array(repeating: .canceled, count: 10))
     }
 
@@ -212,8 +212,30 @@ import Testing
         #expect(await router.post(item, notifications: .all))
         await router.close(client)
         let written = Collected<SSIPReply>()
-        try await outbox.drain { written.append($0) }
+        try await outbox.drain { written.append(try #require($0.reply)) }
         #expect(written.all.map(\.code) == [701, 702], "BEGIN and END, though they came before the post returned")
+    }
+
+    @Test func pipelinedSetsAndSpeaksAreAnsweredInOrderAndEachSpeakCarriesItsSettings() async throws {
+        // SETs are answered on the event loop, SPEAKs by the reader: one write of both, read back in order.
+        try await withServer { path, speech, _ in
+            let client = try RawSSIPClient(path: path)
+            var lines = ""
+            for (rate, text) in [(10, "un"), (20, "deux"), (30, "trois")] {
+                lines += "SET self RATE \(rate)\r\nSET self PRIORITY text\r\nSPEAK\r\n\(text)\r\n.\r\nSET self PRIORITY important\r\n"
+            }
+            try client.send(lines + "GET RATE\r\n")
+            for _ in 1...3 {
+                #expect(try client.readReply() == "203 OK RATE SET\r\n")
+                #expect(try client.readReply() == "202 OK PRIORITY SET\r\n")
+                #expect(try client.readReply() == "230 OK RECEIVING DATA\r\n")
+                #expect(try client.readReply().hasSuffix("225 OK MESSAGE QUEUED\r\n"))
+                #expect(try client.readReply() == "202 OK PRIORITY SET\r\n")
+            }
+            #expect(try client.readReply() == "251-30\r\n251 OK GET RETURNED\r\n")
+            #expect(speech.posted.map(\.request.rate) == [10, 20, 30].map(SSIPSettings.requestRate))
+            #expect(speech.posted.map(\.request.messagePriority) == [.text, .text, .text])
+        }
     }
 
     @Test func setAllReachesTheOtherConnectionsAndAnUnknownIDIsRefused() async throws {

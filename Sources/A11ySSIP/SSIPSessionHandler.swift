@@ -1,0 +1,183 @@
+import A11yCore
+import NIOCore
+import Synchronization
+
+/// Answers on the connection's event loop every SSIP line that needs no speech call, and hands the
+/// others, with the session, to the connection's reader (`SSIPConnection`).
+///
+/// Why here: most of what a client like Orca sends before each `SPEAK` (its `SET`s, `SPEAK` itself,
+/// the message's lines) only reads or changes the session. Answered by the reader, each line would
+/// cross from NIO's event loop to the cooperative pool and its reply back, each crossing waking a
+/// sleeping thread after the silence between two keys; answered here, the reply is written in the
+/// same turn of the loop that read the line.
+///
+/// The session has one owner at a time, so what the speech path uses (voice, rate, priority set
+/// before a `SPEAK`) is exactly what the client set before it: this handler while it answers, the
+/// reader from the line that needs speech (`SSIPCommand`, the session and the actions that line
+/// asks for) until the reader's last reply to it has been written: the reader sends the session
+/// back behind those replies (`SSIPOutput.answered`), through the same outbox and pipeline, so it
+/// comes back only once they are on their way to the socket. Meanwhile lines wait here, in order,
+/// and nothing more is read; so no reply ever overtakes an earlier line's reply. Lines also wait
+/// (and nothing is read) while the socket takes no more (the channel is not writable): a client that
+/// sends without reading is held up by its own socket, as by the reader's `Outbox.waitForRoom`.
+///
+/// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`); when that
+/// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply.
+final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = SSIPFrame
+    typealias InboundOut = SSIPCommand
+    typealias OutboundIn = SSIPOutput
+    typealias OutboundOut = SSIPReply
+
+    /// Nil while the reader carries out a line that needs speech.
+    private var session: SSIPSession?
+    private let changesFromOthers: SSIPChangesFromOthers
+    private let releaseHeldEvents: @Sendable (_ hold: UInt64) -> Void
+    /// Lines read and not yet answered, in order.
+    private var waiting = CircularBuffer<SSIPFrame>()
+    /// The hold of the last queued message's events, to release at the next line answered here.
+    private var heldEvents: UInt64?
+    /// A read asked for while lines waited: done once they are answered.
+    private var readPending = false
+    /// The end of the client's input, passed on once the lines before it are.
+    private var inputClosedPending = false
+
+    init(
+        session: SSIPSession, changesFromOthers: SSIPChangesFromOthers,
+        releaseHeldEvents: @escaping @Sendable (_ hold: UInt64) -> Void
+    ) {
+        self.session = session
+        self.changesFromOthers = changesFromOthers
+        self.releaseHeldEvents = releaseHeldEvents
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        waiting.append(unwrapInboundIn(data))
+        answerWaiting(context: context)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .reply(let reply):
+            context.write(wrapOutboundOut(reply), promise: promise)
+        case .answered(let session, let heldEvents):
+            // Every reply of the reader's line went down the pipeline before this.
+            promise?.succeed()
+            self.session = session
+            self.heldEvents = heldEvents
+            answerWaiting(context: context)
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if session == nil || !waiting.isEmpty || !context.channel.isWritable {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        answerWaiting(context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, !waiting.isEmpty {
+            // The reader must get the lines before it the end of the input.
+            inputClosedPending = true
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Answers the waiting lines in order, until one needs speech (handed to the reader with the
+    /// session) or the socket takes no more.
+    private func answerWaiting(context: ChannelHandlerContext) {
+        var wrote = false
+        while var session, !waiting.isEmpty, context.channel.isWritable {
+            let frame = waiting.removeFirst()
+            for change in changesFromOthers.take() { session.apply(change) }
+            let actions = session.receive(frame)
+            if let hold = heldEvents {
+                heldEvents = nil
+                releaseHeldEvents(hold)
+            }
+            guard actions.allSatisfy(\.isReply) else {
+                self.session = nil
+                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: actions, session: session)))
+                context.fireChannelReadComplete()
+                break
+            }
+            self.session = session
+            for case .reply(let reply) in actions {
+                context.write(wrapOutboundOut(reply), promise: nil)
+                wrote = true
+            }
+        }
+        if wrote { context.flush() }
+        guard waiting.isEmpty else { return }
+        if inputClosedPending {
+            inputClosedPending = false
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        }
+        if readPending, session != nil, context.channel.isWritable {
+            readPending = false
+            context.read()
+        }
+    }
+}
+
+/// A line that needs speech, as the session answered it, for the connection's reader to carry out
+/// (`SSIPConnection.handle`): the session is the reader's until it sends it back.
+struct SSIPCommand: Sendable {
+    var actions: [SSIPSession.Action]
+    var session: SSIPSession
+}
+
+/// What the SSIP connection's writer hands the pipeline, in order.
+public enum SSIPOutput: Sendable {
+    /// A reply or an event, for the client.
+    case reply(SSIPReply)
+    /// The reader's last reply to a line is written: the session goes back to the event loop
+    /// (`SSIPSessionHandler`), with the hold of its message's events if it queued one. Never
+    /// written to the socket.
+    case answered(SSIPSession, heldEvents: UInt64?)
+
+    /// The reply or event, if this is one.
+    var reply: SSIPReply? {
+        if case .reply(let reply) = self { return reply }
+        return nil
+    }
+
+    /// Only index marks may be dropped for a late reader.
+    var isProgress: Bool {
+        reply?.code == SSIPEvents.indexMarkCode
+    }
+}
+
+/// Settings other connections changed for one connection (`SET all …`, `SET <its id> …`), applied
+/// by its session handler before its next line. Written from the router, read on the event loop.
+final class SSIPChangesFromOthers: Sendable {
+    private let changes = Mutex<[SSIPSettingChange]>([])
+
+    func append(_ change: SSIPSettingChange) {
+        changes.withLock { $0.append(change) }
+    }
+
+    func take() -> [SSIPSettingChange] {
+        changes.withLock { changes in
+            guard !changes.isEmpty else { return [] }
+            defer { changes = [] }
+            return changes
+        }
+    }
+}
+
+extension SSIPSession.Action {
+    /// Whether the action only writes a reply: no speech call, no other connection.
+    var isReply: Bool {
+        if case .reply = self { return true }
+        return false
+    }
+}

@@ -896,6 +896,23 @@ class Bench:
                     self.rec.wait_quiet(self.rec.count(), 300, 10)
                 out["first_sound"][f"{voice}, {label}"] = {"values": values, **stats(values)}
                 log(f"piper part: {voice}, {label}:", ms(stats(values).get("median")))
+            # Stop → silence while each voice speaks the long text (the cut is the output's, whatever
+            # the engine: issue 27 asks it as fast as with eSpeak).
+            stopper = A11ydClient(self.a.a11yd_socket)
+            stops, last_ms = [], []
+            for _ in range(max(self.a.control_runs, 3)):
+                post = lambda: a11y.post(self.PIPER_TEXTS["40 words"], **{k: v for k, v in fields.items() if v is not None})
+                nb, kb, end, t0 = self.silence_after(post, lambda: stopper.send({"op": "stop"}))
+                ok = kb is not None and end is not None
+                stops.append(self.rec.time_of(end) - t0 if ok else None)
+                if ok:
+                    last_ms.append(self.last_ms_peak(end))
+                else:
+                    stopper.send({"op": "stop"})
+            stopper.close()
+            out["stop"] = out.get("stop", {})
+            out["stop"][voice] = {"values": stops, **stats(stops), **cut_stats(last_ms)}
+            log(f"piper part: {voice}, stop → silence:", ms(stats(stops).get("median")))
             if voice == "piper":  # before eSpeak's runs outlast the worker's idle time
                 out["memory"]["worker, after the long texts"] = [memory(p) for p in self.piper_worker_pids()]
         time.sleep(7)
@@ -1019,6 +1036,9 @@ def piper_markdown(piper):
          "|---|---:|---:|---:|---:|"]
     for name, s in piper.get("first_sound", {}).items():
         L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | {len(s.get('values', []))} |")
+    for name, s in piper.get("stop", {}).items():
+        L.append(f"| {name}, stop 0.5 s into the 40 words → silence | {ms(s.get('median'))} | {ms(s.get('p90'))} | "
+                 f"{ms(s.get('min'))} | {len(s.get('values', []))} |")
     L.append("")
     memory = piper.get("memory", {})
     cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"

@@ -108,7 +108,7 @@ done <<<"$plan"
 
 # Every listed test in exactly one lane (checked with the filters themselves), or nothing runs.
 wanted=$(mktemp) taken=$(mktemp)
-# Suites marked `alone` run after the lanes, one at a time, on a machine the lanes no longer load.
+# Suites marked `alone` run after the lanes, each in its own process, on a machine the lanes no longer load.
 alone=$(awk -F'\t' '!/^#/ && $3 == "alone" { print $1 }' "$times_file" | sort -u)
 if [[ $unit -eq 1 ]]; then
     awk -F'\t' 'NR == FNR { if ($3 == "unit") u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
@@ -196,19 +196,33 @@ while [[ $remaining -gt 0 ]]; do
 done
 
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
-# plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`).
+# plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
+# lanes, each in a process of its own, side by side (two suites that mostly wait for speech to be
+# heard, on a machine the lanes no longer load).
 if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
-    filter="^($(sed 's/\./\\./g' <<<"$alone" | paste -sd'|'))/"
-    count=$(grep -cE "$filter" "$listed" || true)
-    echo "after the lanes, alone: $(paste -sd' ' <<<"$alone") ($count tests)"
-    status=0
-    NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
-        --xunit-output "$logs/lanealone.xml" >"$logs/lanealone.log" 2>&1 || status=$?
-    summary=$(grep -E '^. Test run with' "$logs/lanealone.log" | tail -1 || true)
-    ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
-    [[ $status -ne 0 || $ran == "$count" ]] || { echo "alone ran ${ran:-no} tests, $count expected" >>"$logs/lanealone.log"; status=1; }
-    printf 'alone %s after %d s: %s\n' "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" $((SECONDS - start)) "${summary:-exit status $status}"
-    [[ $status -eq 0 ]] || failed+=("alone")
+    echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"
+    alone_pids=() alone_names=() alone_counts=()
+    index=0
+    while read -r suite; do
+        filter="^$(sed 's/\./\\./g' <<<"$suite")/"
+        alone_names+=("$suite")
+        alone_counts+=("$(grep -cE "$filter" "$listed" || true)")
+        NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
+            --xunit-output "$logs/lanealone$index.xml" >"$logs/lanealone$index.log" 2>&1 &
+        alone_pids+=($!)
+        index=$((index + 1))
+    done <<<"$alone"
+    for index in "${!alone_pids[@]}"; do
+        status=0
+        wait "${alone_pids[index]}" || status=$?
+        log="$logs/lanealone$index.log"
+        summary=$(grep -E '^. Test run with' "$log" | tail -1 || true)
+        ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+        [[ $status -ne 0 || $ran == "${alone_counts[index]}" ]] || { echo "ran ${ran:-no} tests, ${alone_counts[index]} expected" >>"$log"; status=1; }
+        printf 'alone %s %s after %d s: %s\n' "${alone_names[index]}" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
+            $((SECONDS - start)) "${summary:-exit status $status}"
+        [[ $status -eq 0 ]] || failed+=("alone$index")
+    done
 fi
 
 if [[ $record -eq 1 ]]; then
@@ -274,6 +288,6 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     for lane in "${failed[@]}"; do
         [[ $lane == beside ]] || grep -hE '^(. Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
     done
-    echo "failed: $(printf '%s ' "${failed[@]}" | sed -E 's/([0-9]+)/lane \1/g')(logs in $logs)"
+    echo "failed: $(printf '%s ' "${failed[@]}" | sed -E 's/(^| )([0-9]+)/\1lane \2/g')(logs in $logs)"
     exit 1
 fi

@@ -36,11 +36,19 @@ public struct PiperRuntime: Sendable, Equatable {
     /// (eSpeak's, so that both engines play through one stream), loading `preload` before `ready`.
     /// Started through `launcher` (a11yd itself: `SandboxedLauncher`), which shuts the process in
     /// and then executes Python; nil starts Python directly, unprotected (tests of the worker alone).
+    /// onnxruntime's threads for one inference: two where there are two cores or more. Measured on
+    /// this project's 2-core machine, quiet (`engines/piper/measure_worker.py --runs 8`, 2026-11-27):
+    /// "Hello." first chunk 73 ms on one thread, 45 on two; a 42-word text's first clause 188 and 126
+    /// ms; real-time factor 0.13 and 0.085. More threads than cores only wait for each other.
+    static func synthesisThreads(cores: Int) -> Int { min(max(cores, 1), 2) }
+
+    static var onlineCores: Int { Int(clamping: sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
     public func launch(
         sampleRate: Int, voiceFolders: [String], preload: String?, idleLimit: Duration?, environment: [String: String],
         launcher: String? = "/proc/self/exe"
     ) -> WorkerLaunch {
-        var worker = [script, "--sample-rate", String(sampleRate), "--threads", "1"]
+        var worker = [script, "--sample-rate", String(sampleRate), "--threads", String(Self.synthesisThreads(cores: Self.onlineCores))]
         for folder in voiceFolders { worker += ["--voices-dir", folder] }
         if let preload { worker += ["--preload", preload] }
         var arguments = worker

@@ -183,6 +183,12 @@ import Testing
 
 /// Voices found in folders (issue 27: a user drops `NAME.onnx` + `NAME.onnx.json` in a folder).
 @Suite struct PiperVoicesTests {
+    /// Two synthesis threads where there are two cores (measured to help: PiperRuntime), never more
+    /// threads than cores, one where the count is unknown.
+    @Test func synthesisThreadsFollowTheCores() {
+        #expect([1, 2, 4, 64, 0, -1].map(PiperRuntime.synthesisThreads(cores:)) == [1, 2, 2, 2, 1, 1])
+    }
+
     func folder() -> String {
         var template = Array("/tmp/a11yd-voices-XXXXXX".utf8CString)
         return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # a11yd: the two commands a new user needs are `make run` and `make test`.
 SWIFT ?= swift
 PREFIX ?= $(HOME)/.local

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fuzzers (docs/fuzzing.md): one libFuzzer target per parser, built only by `make fuzz` with
 // `-sanitize=fuzzer,address`, so the main package's `swift build` never sees these flags.
 import Foundation

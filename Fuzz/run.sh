@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Replays the inputs that once failed (Fuzz/regressions/NAME), runs each fuzzer for FUZZ_SECONDS
 # on its corpus (Fuzz/corpus/NAME, new finds added), then minimises the corpus again (-merge=1).
 # A crash or broken invariant stops that target, leaves the input in Fuzz/artifacts/ and makes the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes the seed inputs of every fuzzer into Fuzz/seeds/NAME/ (not committed): examples from
 docs/protocol.md, docs/ssip.md, docs/pronunciation.md and the tests, eSpeak's special characters,
 huge numbers and control characters. `make fuzz` merges them into Fuzz/corpus/NAME/ (-merge=1),

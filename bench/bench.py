@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Measurements for bench/run.sh (standard library + numpy).
 
 Sound is detected by recording the null sink's monitor with parec (1 ms fragments by default, which also

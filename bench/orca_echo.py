@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Orca's key echo, headless, against a11yd and speech-dispatcher in the same run (issue 21).
 
 Orca 43 runs on Xvfb with a session D-Bus and the AT-SPI bus (as scripts/orca-ssip-test.sh sets them up),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Speed and memory benchmark: a11yd next to speech-dispatcher and the espeak-ng CLI, in one run,
 # on one private PulseAudio server with a null sink (nothing of the user's session is touched).
 #

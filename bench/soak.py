@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make soak: an hour of a desktop's speech compressed into minutes, against the release daemon.
 
 Starts its own sound server (a private PulseAudio; with --pipewire-share > 0 the last part of the run is

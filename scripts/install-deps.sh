@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs the Debian packages a11yd needs to build, run and test (through sudo when not root).
 # Usage: scripts/install-deps.sh [--test] [--bench]
 #   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb) and PipeWire's

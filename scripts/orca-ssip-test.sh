@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Orca, headless, speaking SSIP to a11yd: Xvfb, a session D-Bus, the AT-SPI bus and registry, a small GTK
 # window (a label, two buttons, an entry), Orca pointed at the SSIP socket by SPEECHD_ADDRESS, and two Tab
 # presses with xdotool. Never starts a speech-dispatcher (SPEECHD_CMD=/bin/false, DisableAutoSpawn).

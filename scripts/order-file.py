@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make order-file: writes Sources/a11yd/a11yd.order, the functions a running a11yd executes, for lld.
 
 Why: a11yd's resident memory is mostly its own binary's pages, and the kernel maps 64 KiB of a file around

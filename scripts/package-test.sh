@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # make test's last step: the Debian package for real. Builds it (make deb: debhelper, lintian),
 # installs it with apt-get, runs the live user-manager test against the installed files (a new
 # user, nothing enabled by hand: LiveUserManagerTests with A11YD_LIVE_INSTALLED=1, which also

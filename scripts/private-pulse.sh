@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Makes sure a PulseAudio server is reachable. If `pactl info` already works (a desktop session,
 # PipeWire's pulse server, or PULSE_SERVER), does nothing. Otherwise starts a private, headless
 # server with a null sink in $A11Y_PULSE_DIR (default /tmp/a11yd-pulse-$UID) and prints the

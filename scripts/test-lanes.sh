@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs the built test suite in parallel lanes: each lane is its own test process running whole
 # top-level suites one after another (--no-parallel inside a lane, as before), the suites dealt to
 # the lanes by their measured seconds (Tests/suite-times.tsv) so that the lanes end together. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
 
 /// What a11yd's connection and playback stream say they are, as libpulse properties: the name and

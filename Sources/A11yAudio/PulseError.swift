@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
 
 /// A libpulse error code (`PA_ERR_*`), as swift-system's `Errno` is for `errno`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Where one stream segment of a track lies on the stream: track frame `trackFrame` is at stream
 /// frame `streamFrame` (the server's read index over the frame size).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
 
 /// A `pa_threaded_mainloop`: libpulse's event thread, and the lock that guards everything it

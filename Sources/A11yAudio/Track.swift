@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// One track's bookkeeping, in frames from the track's start: what was appended, written to the

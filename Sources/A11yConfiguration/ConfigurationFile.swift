@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11ySystem
 
 /// a11yd's configuration file, found and read the same way by both executables: a11yd reads every

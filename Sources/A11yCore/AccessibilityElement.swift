@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// A UI element described the way UIKit describes it to VoiceOver.
 public struct AccessibilityElement: Sendable, Equatable, Codable {
     public var label: String?

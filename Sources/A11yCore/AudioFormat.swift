@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Interleaved signed 16-bit little-endian PCM, the only format the engine produces.
 public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     public var sampleRate: Int

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Where a track stands, as last reported by the sound server.
 public struct PlaybackProgress: Sendable, Equatable {
     /// Frames of the current track that the server has played (mixed), from the track's start.

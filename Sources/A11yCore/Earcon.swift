@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The sound that says "new screen" before a `screenChanged` item speaks: two short rising
 /// tones, unlike any voice, so that a user knows the context changed before a word is heard.
 public enum Earcon {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// What a player tells the coordinator about its item.
 public enum PlayerReport: Sendable, Equatable {
     /// The item's first frame was heard: it has begun to sound (told once, before its first word).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// One pronunciation the user keeps: the written forms it replaces and what to say instead.
 ///
 /// A PLS `<lexeme>`: one or more graphemes, an IPA `<phoneme>` or an `<alias>`, the language of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The rules an `ItemPlayer` follows for one item, as a pure state machine.
 ///
 /// It takes what happens to the item one thing at a time (audio appended to the output with the

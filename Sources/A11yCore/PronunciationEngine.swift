@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The phoneme facts the pronouncer (A11yPronunciation) needs from a speech engine, and nothing
 /// else: here, beside `SpeechEngine`, so that an engine implements both without depending on the
 /// pronouncer. `EspeakEngine` implements it; test fakes can too. Voice names are the engine's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 
 /// The one narrow speech API. Every front end (JSON Lines, SSIP) reaches speech through this and

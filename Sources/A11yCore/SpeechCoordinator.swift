@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 
 /// Runs the queue for real: applies `SpeechQueue`'s effects to an engine and an output, one

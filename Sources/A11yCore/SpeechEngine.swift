@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// One thing to say, planned: the text clients see in events, and the segments the engine says
 /// (each with its own voice and its own place in that text, so word events point back into what
 /// the client sent), with the voice settings. The same value from the planner to the engine.

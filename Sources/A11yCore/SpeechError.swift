@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// An error of the speech API, with a stable, machine-readable code and a sentence for people.
 ///
 /// The set of codes is closed (as `ServiceGroupError`'s) and names only what the speech API can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Why an item ended. Every accepted item ends exactly once, with one of these.
 public enum FinishReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// Spoken to the end.

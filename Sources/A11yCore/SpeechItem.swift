@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// How urgent an item is. Items are ordered by priority, then by arrival.
 public enum Priority: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
     case low

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import DequeModule
 
 /// The VoiceOver rules, as a pure state machine.

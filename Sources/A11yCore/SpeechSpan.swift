@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// A range of a `post`'s text with how to say it. Offsets count Unicode scalars of the text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 extension StringProtocol {
     /// Without leading and trailing whitespace (Unicode's, newlines included): the one trim every
     /// module uses, Foundation or not.

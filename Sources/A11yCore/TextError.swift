@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Why a text (an SSML or PLS document, a configuration file) was refused: a sentence and, unless
 /// the whole text is at fault (too large), the 1-based line and column (Unicode scalars) where
 /// reading stopped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 extension Utterance {
     /// What is left to say from `sourceOffset` on (Unicode scalars of `text`, where a word began):
     /// the rest of an utterance paused there. Segments wholly before it go; the text segment it

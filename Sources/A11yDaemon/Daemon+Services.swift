@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yAudio
 import A11yConfiguration
 import A11yCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Why the daemon could not start or go on.
 public struct DaemonError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// The installed voices and the rules that pick one for a language tag: pure, so that a11yd can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Whether a worker that has sent nothing for a while is hung, or only working slowly.
 ///
 /// Wall time alone cannot tell: on a busy machine (a build on both cores) a Piper worker saying

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// How to start one kind of engine worker, and how long to give it: the only thing `WorkerEngine`

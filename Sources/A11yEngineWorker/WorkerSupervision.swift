@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The rules of one engine's worker as a pure state machine, in the manner of `SpeechQueue`: where a
 /// request goes (the worker, a worker to start first, the in-process engine, or nowhere and why),
 /// what a failed start or a failed worker leads to, when a request is tried again or refused, and

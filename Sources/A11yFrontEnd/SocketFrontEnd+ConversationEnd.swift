@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import NIOCore
 
 /// Ends a connection's reading once a11yd's side of the conversation is over.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import NIOCore
 
 /// The complete lines one read brought, in order, up to an overlong line: handed on together only

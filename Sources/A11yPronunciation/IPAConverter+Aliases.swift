@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 extension IPAConverter {
     /// Hand-made equivalences, used only when the voice has no phoneme printed as the symbol on the
     /// left: (symbol people write, what eSpeak prints for the same sound in this voice).

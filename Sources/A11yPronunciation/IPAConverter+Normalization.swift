@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 // The standard library's own canonical decomposition (its Unicode data), without Foundation's.
 @_spi(_Unicode) import Swift

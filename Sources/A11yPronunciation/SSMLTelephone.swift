@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// `<say-as interpret-as="telephone">`: the digits of a phone number grouped as people say them.
 ///
 /// - French: each group of two digits is read as a number, a leading zero said ("06" → "zéro

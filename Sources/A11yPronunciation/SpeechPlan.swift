@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// What to synthesize for one utterance, and what the client will see of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// A request line as the daemon carries it out: each post already the speech API's `SpeechRequest`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// The daemon's commonest success replies read by comparing bytes, without `JSONDecoder`: the

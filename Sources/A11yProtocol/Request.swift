@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// One request line from a client: the operation and the client's own tag, echoed in the reply.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The client's own tag for a request, echoed in the reply: a string or an integer.
 public enum RequestID: Sendable, Hashable, Codable, CustomStringConvertible {
     case number(Int)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// One line from the daemon: a reply to a request, or an event. See docs/protocol.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// An error that chooses its own form on the wire (as hummingbird's `HTTPResponseError` chooses its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// A command line split as speech-dispatcher splits it: on single spaces, so that two spaces in a
 /// row make an empty argument, which counts as missing.
 struct SSIPArguments: Sendable {

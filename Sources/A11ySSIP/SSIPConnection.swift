@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// Carries out, against the speech API, the lines of one connection that need it: the actions its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// Turns the speech API's events into SSIP's 700–705 notifications, for clients that asked for them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// What the line framing hands the session: one line, or the news that one was too long.
 public enum SSIPFrame: Sendable, Equatable {
     /// A line without its terminator. `crlf` is false when it ended in a bare LF (or at the end of

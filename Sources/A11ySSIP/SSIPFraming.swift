@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import NIOCore
 
 /// SSIP's line framing, as the first handler of the pipeline: lines end at LF, a CR before it is

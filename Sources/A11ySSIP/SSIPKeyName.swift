@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// What `KEY` says for a key name of the SSIP manual ("shift_a", "control_alt_delete", "kp-enter").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// One SSIP answer: `NNN-line` for each data line, then `NNN text`, every line ended by CRLF.
 ///
 /// The codes and texts are speech-dispatcher's (its src/server/msg.h), typos included ("413 ERR PITCH TOO

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 // SPEAK and its body, CHAR, KEY and SOUND_ICON: what becomes a message to say.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// One SSIP connection's side of the conversation, as a pure state machine in the manner of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// Which voices `LIST SYNTHESIS_VOICES [language [variant]]` lists: speech-dispatcher 0.12's rule.
 ///
 /// speech-dispatcher's server passes the two words on to its output module as sent (`parse_list` in

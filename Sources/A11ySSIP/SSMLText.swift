@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The words of SSML a11yd's translator refused, so that the message is still said.
 enum SSMLText {
     /// `markup` without its tags, with the five XML entities decoded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// One entry of a11ysay's option table (`CommandLineOption.table`): everything the parser, the help,
 /// the completion scripts and the man page know about it.
 public struct CommandLineOption: Sendable {

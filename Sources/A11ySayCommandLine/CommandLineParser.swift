@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// What a command line asks a11ysay for.
 public enum CommandLineRequest: Equatable, Sendable {
     case run(Invocation)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// a11ysay's completion scripts for bash, zsh and fish, written from the option table
 /// (`a11ysay --generate-completion-script SHELL`, run by `make install`): the long options,
 /// the values of `--priority` and `--at`, files after `--output` and `--socket`.

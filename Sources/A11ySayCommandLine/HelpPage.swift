@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// `a11ysay --help`, rendered from the option table to a given width, in the layout
 /// swift-argument-parser gave it (so that it reads as before): overview, examples, usage, the
 /// TEXT, then one option a line with its help in a column.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// What one run of a11ysay was asked to do, as plain values: what `CommandLineParser` fills from

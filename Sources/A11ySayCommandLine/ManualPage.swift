@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// a11ysay(1) in man(7) macros, from the option table and `CommandDescription`
 /// (`a11ysay --generate-manual`, run by `make install`). Written to pass `groff -ww -man -z` and
 /// lintian: non-ASCII characters and backslashes escaped, option dashes as `\-`, no blank lines.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import SystemPackage
 
 /// The ELF interpreter this process was started with (`/lib64/ld-linux-x86-64.so.2` here): every

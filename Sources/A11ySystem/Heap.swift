@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import CMalloc
 
 /// glibc's allocator, set for a daemon that runs for weeks.

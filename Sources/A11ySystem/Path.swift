@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import SystemPackage
 
 /// Paths as strings, for the callers not yet moved to swift-system's `FilePath`, which is what

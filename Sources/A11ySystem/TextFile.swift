@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import SystemPackage
 
 /// Reads the small UTF-8 text files the daemon is given (its configuration, the user's lexicons),

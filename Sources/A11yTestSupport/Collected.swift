@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 
 /// Values gathered from concurrent code (a writer's closure, a callback), read once it is done.

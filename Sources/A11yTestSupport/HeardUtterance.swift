@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How loud and how long one utterance was at a sink's monitor, to compare it with the same text heard
 // at another moment (before a crash and after the restart, say).
 import Foundation

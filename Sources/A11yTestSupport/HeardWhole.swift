@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// The audio oracle: an item told `spoken` must have been heard, whole and once.
 ///
 /// It reads the null sink's recording of one utterance that may have been paused, and compares it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Records a sink's monitor through libpulse's asynchronous API, to prove sound arrived (or did not).
 import A11yCore
 import CPulse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// The Piper runtime and voice the tests speak with: the real engine and the real packaged voice,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A private, headless PipeWire with its pulse server, as Debian 12's desktops run it (field notes,
 // "PulseAudio, headless": pipewire, wireplumber and pipewire-pulse with a session D-Bus).
 import A11yCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A private, headless PulseAudio server for tests (see field notes, "PulseAudio, headless").
 import A11yCore
 import A11ySystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a test needs of a private sound server, whichever implementation of the pulse protocol runs it.
 import A11yCore
 import A11ySystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // speech-dispatcher itself, private, for tests that compare a11yd with it (as bench/run.sh starts it).
 import Foundation
 

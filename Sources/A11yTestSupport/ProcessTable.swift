@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// What /proc says of a process, for tests that look for the processes a daemon started.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// The environment for speech-dispatcher's own clients (spd-say, python3-speechd) aimed at `socket`:

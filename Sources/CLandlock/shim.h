@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 // Landlock's three system calls and PR_SET_NO_NEW_PRIVS, which Swift cannot call directly: glibc has
 // no wrappers for the first, and syscall(2) and prctl(2) are variadic. The structures are spelt here
 // (the kernel's ABI, landlock(7)) so that no particular <linux/landlock.h> is needed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 // libseccomp (Debian's libseccomp-dev) for the engine worker's system-call filter, and the few
 // process calls Swift cannot make itself (variadic prctl, closefrom hidden behind _GNU_SOURCE).
 #include <seccomp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
 /// The canonical form both the dictionary IPA and eSpeak's IPA are reduced to before comparing

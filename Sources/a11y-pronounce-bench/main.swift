@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // a11y-pronounce-bench DATA_DIR [lang ...]
 // For each word of DATA_DIR/<lang>.tsv (word<TAB>dictionary IPA): the word given its IPA as an
 // `ipa` span, the IPA eSpeak then pronounces, compared after `Canon` (docs/pronunciation.md);

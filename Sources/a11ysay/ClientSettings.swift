@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yConfiguration
 
 /// The keys of a11yd's configuration file that a11ysay honours, `daemon.socket` and

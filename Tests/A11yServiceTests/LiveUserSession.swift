@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yProtocol
 import A11yTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Extracts a fixed, seeded sample of words with independent dictionary IPA from the gruut
 lexicons (gruut-lang-XX on PyPI: `lexicon.db`, NOT the `espeak/lexicon.db` next to it, which was
 made with eSpeak and would make the benchmark circular).

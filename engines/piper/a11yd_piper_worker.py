@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """a11yd's Piper engine worker: natural voices through the same frames as the eSpeak worker.
 
     python3 a11yd_piper_worker.py --sample-rate 22050 --voices-dir DIR [--voices-dir DIR ...]

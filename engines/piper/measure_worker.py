@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Measures a11yd's Piper worker over its channel: start to `ready`, voice load, first chunk, real-time
 factor and memory. Uses test_worker.py's client and the voice in .build-voices/a11yd (or A11YD_PIPER_DATA).
 

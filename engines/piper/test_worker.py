@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Tests of a11yd's Piper worker over its real channel: a socket pair, the frames of WorkerMessage.swift
 (encoded and decoded here, independently of the worker's own code), the installed piper-tts and voice.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// Everything a11yd can be told in its TOML file, with the defaults it runs with when told

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// The user's pronunciations, ready to match: entries in precedence order (earlier wins a tie)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// A lexicon file that could not be read, parsed or written: the file, the place (1-based line and
 /// column in Unicode scalars, when the content is at fault) and a sentence. Printed as
 /// `path:line:column: message`, the form editors jump to.

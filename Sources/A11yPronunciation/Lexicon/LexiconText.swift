@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /// A text cut into the tokens lexicon matching compares: words (runs of letters, marks and
 /// digits), single other symbols, and whitespace runs. Apostrophes and hyphens are symbols, so
 /// "iPhone" is found in "l'iPhone" and "Wi-Fi" matches as written.

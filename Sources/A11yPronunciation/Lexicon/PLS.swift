@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 
 /// W3C Pronunciation Lexicon Specification 1.0, the subset a11yd reads and writes.

@@ -5,13 +5,23 @@ import SystemPackage
 /// bounded: only a regular file is read (a FIFO or a device named by mistake could block or never
 /// end), and at most `limit` bytes of it. `bytes` reads a binary file (eSpeak's phoneme tables) the same way.
 public enum TextFile {
-    public enum Failure: Error, Sendable, Equatable {
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// It exists but cannot be opened or read: the system's reason.
         case unreadable(Errno)
         /// A directory, FIFO, socket or device.
         case notARegularFile
         case largerThan(Int)
         case notUTF8
+
+        /// Why the file cannot be used, as the end of a sentence ("… cannot be read: Permission denied").
+        public var description: String {
+            switch self {
+            case .unreadable(let why): why.description
+            case .notARegularFile: "not a regular file"
+            case .largerThan(let limit): "larger than \(limit) bytes"
+            case .notUTF8: "cannot read the file as UTF-8 text"
+            }
+        }
     }
 
     /// The file's text, or nil when there is no such file.

@@ -55,6 +55,14 @@ import Testing
         #expect(failure == .unreadable(.tooManySymbolicLinkLevels))
         guard case .unreadable(let errno) = failure else { return }
         #expect(errno.description == "Too many levels of symbolic links")
+        #expect("\(failure!)" == "Too many levels of symbolic links", "said as the system says it, once")
+    }
+
+    /// What a refusal says when it ends a sentence (the configuration's error, a Piper voice's problem).
+    @Test func eachFailureSaysWhyInWords() {
+        #expect([TextFile.Failure.notARegularFile, .largerThan(64), .notUTF8, .unreadable(.permissionDenied)].map(\.description) == [
+            "not a regular file", "larger than 64 bytes", "cannot read the file as UTF-8 text", "Permission denied",
+        ])
     }
 
     @Test func directoryMakesMissingParentsAndListsNames() throws {

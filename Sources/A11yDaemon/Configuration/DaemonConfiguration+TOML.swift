@@ -18,7 +18,7 @@ extension DaemonConfiguration {
         do {
             text = try ConfigurationFile.text(at: path)
         } catch {
-            throw ConfigurationError.unreadable(path: path, error.reason)
+            throw ConfigurationError.unreadable(path: path, error.description)
         }
         guard let text else {
             if mustExist { throw ConfigurationError.unreadable(path: path, "no such file") }
@@ -63,17 +63,5 @@ extension DaemonConfiguration {
             throw ConfigurationError.unknownName(path: path, "unknown section '\(unknown)'")
         }
         return configuration
-    }
-}
-
-extension TextFile.Failure {
-    /// Why the configuration file cannot be used, as a sentence's end.
-    fileprivate var reason: String {
-        switch self {
-        case .unreadable(let why): why.description
-        case .notARegularFile: "not a regular file"
-        case .largerThan(let limit): "larger than \(limit) bytes"
-        case .notUTF8: "cannot read the file as UTF-8 text"
-        }
     }
 }

@@ -75,7 +75,20 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         mainloop.withLock { connection.connect() }
     }
 
-    deinit {
+    deinit { close() }
+
+    private var closed = false
+
+    /// Gives the other streams their volume back, then leaves the server; nothing plays afterwards.
+    /// The daemon calls it once speech has shut down, so that a SIGTERM mid-speech restores the
+    /// streams it lowered whatever still holds the output when the process ends (a deinit alone
+    /// may never run before exit); later calls, and the deinit, do nothing more.
+    public func close() {
+        guard mainloop.withLock({ () -> Bool in
+            guard !closed else { return false }
+            closed = true
+            return true
+        }) else { return }
         // Other streams get their volume back before the connection goes: the requests are sent
         // (waited for, briefly, with the lock released so that the event thread can send them).
         mainloop.withLock { ducker.restoreAll() }

@@ -58,6 +58,11 @@ public struct Daemon: Sendable {
         let configPath = options.configPath ?? DaemonConfiguration.defaultPath(environment: options.environment)
         let configuration = try DaemonConfiguration.load(path: configPath, mustExist: options.configPath != nil)
         let services = try await services(configuration: configuration, configPath: configPath)
+        // Once the group has ended (speech shut down first), however it ended: the streams ducking
+        // lowered get their volume back before the process ends, not whenever the last reference
+        // to the output goes (a deinit may not run before exit: seen once in three runs of
+        // DuckingDaemonTests, the music left 12 dB down after a SIGTERM mid-speech).
+        defer { services.output.close() }
         let group = ServiceGroup(configuration: services.group)
         let notifier = ServiceNotifier(environment: options.environment)
         logger.info("a11yd starting", metadata: ["config": "\(configPath)", "sample_rate": "\(services.engines.format.sampleRate)"])

@@ -36,6 +36,15 @@ func sleep(seconds: Double) async {
     try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
 }
 
+/// Everything a track's progress tells, with when it was told, until the task is cancelled.
+func collectProgress(of track: PlaybackTrack) -> Task<[(at: ContinuousClock.Instant, progress: PlaybackProgress)], Never> {
+    Task {
+        var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
+        for await progress in track.progress { told.append((.now, progress)) }
+        return told
+    }
+}
+
 /// A private server, a recorder on its monitor and an output connected to it.
 /// (Sample times are estimated from 5 ms chunk arrivals, so windows keep ~10 ms away from the
 /// moment something changed.)
@@ -204,11 +213,7 @@ struct PulseOutputTests {
     @Test func progressIsToldWhilePlayingAndNeverWhenIdle() async throws {
         let rig = try await Rig()
         let track = rig.output.begin(format: mono22k)
-        let reader = Task {
-            var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
-            for await progress in track.progress { told.append((.now, progress)) }
-            return told
-        }
+        let reader = collectProgress(of: track)
         let samples = tone(seconds: 0.5)
         rig.output.append(samples, to: track.id)
         rig.output.end(track.id)
@@ -434,11 +439,7 @@ extension PulseOutputTests {
     @Test func progressFollowsAnEngineSlowerThanRealTime() async throws {
         let rig = try await Rig()
         let track = rig.output.begin(format: mono22k)
-        let reader = Task {
-            var told: [(at: ContinuousClock.Instant, progress: PlaybackProgress)] = []
-            for await progress in track.progress { told.append((.now, progress)) }
-            return told
-        }
+        let reader = collectProgress(of: track)
         let chunk = tone(seconds: 0.1)
         var appendedAt: [ContinuousClock.Instant] = []
         for _ in 0..<8 {

@@ -105,10 +105,9 @@ public struct SpeechRequest: Sendable, Equatable {
 
     public var content: Content
     public var kind: NotificationKind
-    /// Nil: the kind's default priority.
-    public var priority: Priority?
-    /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
-    public var queued: Bool
+    /// Which rules order the item on the queue, and where it waits: VoiceOver's for the JSON
+    /// protocol, speech-dispatcher's for SSIP.
+    public var urgency: Urgency
     /// BCP 47 or POSIX; nil: the configured voice, else the locale.
     public var language: String?
     /// A voice by identifier (`VoiceInfo.identifier`: "fr", "piper:en_US-joe-medium"): says the
@@ -120,24 +119,20 @@ public struct SpeechRequest: Sendable, Equatable {
     public var pitch: Double?
     /// 0...1, 1 is full volume; nil: the configured volume.
     public var volume: Double?
-    /// SSIP's priority (its rules replace the kind's on the queue); nil for other front ends.
-    public var messagePriority: MessagePriority?
 
+    /// `urgency` nil: the kind's (`Urgency.default(for:)`).
     public init(
-        _ content: Content, kind: NotificationKind = .announcement, priority: Priority? = nil, queued: Bool = false,
-        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil,
-        messagePriority: MessagePriority? = nil, voice: String? = nil
+        _ content: Content, kind: NotificationKind = .announcement, urgency: Urgency? = nil,
+        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil, voice: String? = nil
     ) {
         self.content = content
         self.voice = voice
         self.kind = kind
-        self.priority = priority
-        self.queued = queued
+        self.urgency = urgency ?? .default(for: kind)
         self.language = language
         self.rate = rate
         self.pitch = pitch
         self.volume = volume
-        self.messagePriority = messagePriority
     }
 }
 

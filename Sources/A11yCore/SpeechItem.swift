@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-/// How urgent an item is. Items are ordered by priority, then by arrival.
+/// Where an item waits (`Urgency.queuePriority`): items are ordered by priority, then by arrival.
 public enum Priority: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
     case low
     case `default`
@@ -44,6 +44,48 @@ public enum MessagePriority: String, Sendable, Hashable, CaseIterable, Codable {
     }
 }
 
+/// How urgent an item is, under the one set of rules that applies to it: VoiceOver's or
+/// speech-dispatcher's (docs/semantics.md). One value, so that a priority, a "queued" flag and an
+/// SSIP priority that disagree cannot be written; where the item waits and whether it waits its turn
+/// are read from it (`queuePriority`, `isQueued`).
+public enum Urgency: Sendable, Hashable {
+    /// VoiceOver's rules: the priority, and whether the item waits behind what is queued and never
+    /// interrupts (`accessibilitySpeechQueueAnnouncement`).
+    case voiceOver(Priority, queued: Bool)
+    /// speech-dispatcher's rules for this SSIP priority (`SET self PRIORITY`): what it cuts, what it
+    /// makes moot, when it is itself thrown away.
+    case speechDispatcher(MessagePriority)
+
+    /// What a client that names no priority gets: the kind's priority, interrupting by VoiceOver's rules.
+    public static func `default`(for kind: NotificationKind) -> Urgency {
+        .voiceOver(kind.defaultPriority, queued: false)
+    }
+
+    /// Where the item waits: items are ordered by it, then by arrival.
+    public var queuePriority: Priority {
+        switch self {
+        case .voiceOver(let priority, _): priority
+        case .speechDispatcher(let priority): priority.queuePriority
+        }
+    }
+
+    /// Whether the item goes behind everything waiting at its priority or above, instead of in front
+    /// of its priority class. speech-dispatcher's messages always wait in arrival order: their own
+    /// rules, not their place, decide what they cut.
+    public var isQueued: Bool {
+        switch self {
+        case .voiceOver(_, let queued): queued
+        case .speechDispatcher: true
+        }
+    }
+
+    /// The SSIP priority whose rules apply; nil under VoiceOver's.
+    public var messagePriority: MessagePriority? {
+        if case .speechDispatcher(let priority) = self { return priority }
+        return nil
+    }
+}
+
 /// Identifies one accepted post for its whole life, in replies and events.
 public struct UtteranceID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UInt64
@@ -56,9 +98,8 @@ public struct UtteranceID: RawRepresentable, Hashable, Comparable, Sendable, Cod
 public struct SpeechItem: Sendable, Equatable {
     public var id: UtteranceID
     public var kind: NotificationKind
-    public var priority: Priority
-    /// `accessibilitySpeechQueueAnnouncement`: wait behind what is queued, never interrupt.
-    public var queued: Bool
+    /// Which rules order it on the queue, and where it waits.
+    public var urgency: Urgency
     /// Play the screen-change earcon before speaking. Decided once, where the item is made (the
     /// daemon's `SpeechService.prepare`: a `screenChanged` item, with config `earcon` on); the
     /// player only obeys it, and the rest of a parked item, past its start, loses it.
@@ -66,25 +107,21 @@ public struct SpeechItem: Sendable, Equatable {
     public var utterance: Utterance
     /// The client that posted it, for client-scoped controls (SSIP's `CANCEL self`); nil: nobody's.
     public var owner: ClientID?
-    /// Set for SSIP items: the speech-dispatcher rules apply instead of the kind's (the item then
-    /// waits in arrival order at `messagePriority.queuePriority`).
-    public var messagePriority: MessagePriority?
     /// What is left of an item its client paused while it spoke (SSIP's `PAUSE self`): it has
     /// started before, so playing it again is told as `resumed`.
     public var isRemainder = false
 
+    /// `urgency` nil: the kind's (`Urgency.default(for:)`).
     public init(
-        id: UtteranceID, kind: NotificationKind, priority: Priority? = nil, queued: Bool = false,
-        playsEarcon: Bool = false, utterance: Utterance, owner: ClientID? = nil, messagePriority: MessagePriority? = nil
+        id: UtteranceID, kind: NotificationKind, urgency: Urgency? = nil,
+        playsEarcon: Bool = false, utterance: Utterance, owner: ClientID? = nil
     ) {
         self.id = id
         self.kind = kind
-        self.priority = messagePriority?.queuePriority ?? priority ?? kind.defaultPriority
-        self.queued = messagePriority != nil || queued
+        self.urgency = urgency ?? .default(for: kind)
         self.playsEarcon = playsEarcon
         self.utterance = utterance
         self.owner = owner
-        self.messagePriority = messagePriority
     }
 
     /// The utterance as clients see it (for an element, the composed sentence).

@@ -95,7 +95,7 @@ public struct SpeechQueue: Sendable {
     // MARK: - Posting
 
     public mutating func post(_ item: SpeechItem) -> [Effect] {
-        if let priority = item.messagePriority { return post(item, as: priority) }
+        if case .speechDispatcher(let priority) = item.urgency { return post(item, as: priority) }
         var effects: [Effect] = []
 
         // A newer page-scroll position makes an older one moot, pending or speaking.
@@ -104,7 +104,7 @@ public struct SpeechQueue: Sendable {
         }
         // A new screen makes everything said about the old one moot.
         if item.kind == .screenChanged {
-            effects += removePending(reason: .flushed) { $0.priority < item.priority }
+            effects += removePending(reason: .flushed) { $0.urgency.queuePriority < item.urgency.queuePriority }
         }
 
         if let current, !isPaused, case .speaking = current.phase, interrupts(item, current.item) {
@@ -122,13 +122,13 @@ public struct SpeechQueue: Sendable {
     /// Whether `item`, arriving now, cuts off `speaking`.
     private func interrupts(_ item: SpeechItem, _ speaking: SpeechItem) -> Bool {
         // SSIP promises that an `important` message is never interrupted, whoever posts.
-        if speaking.messagePriority == .important { return false }
+        if speaking.urgency.messagePriority == .important { return false }
         if item.kind == .pageScrolled && speaking.kind == .pageScrolled { return true }
-        return !item.queued && speaking.priority <= item.priority
+        return !item.urgency.isQueued && speaking.urgency.queuePriority <= item.urgency.queuePriority
     }
 
     /// speech-dispatcher's rules for its five priorities (docs/semantics.md, "SSIP priorities").
-    /// SSIP items wait in arrival order at their VoiceOver priority (`queued`); these rules decide
+    /// SSIP items wait in arrival order at their VoiceOver priority (`Urgency.isQueued`); these rules decide
     /// what they cut, what they make moot, and when they are themselves thrown away.
     private mutating func post(_ item: SpeechItem, as priority: MessagePriority) -> [Effect] {
         var effects: [Effect] = []
@@ -138,31 +138,31 @@ public struct SpeechQueue: Sendable {
             // Cuts anything but another important one; lower chatter is moot. The newest pending
             // progress item is kept: the last of a series is always spoken.
             effects += removePending(reason: .flushed, ifAnyOf: [.notification])
-            effects += interruptCurrent { $0.messagePriority != .important }
+            effects += interruptCurrent { $0.urgency.messagePriority != .important }
         case .message, .text:
             // Neither cuts `important` nor `message`; both make waiting text and notifications moot
             // (so text keeps only its newest) and cut a speaking one, or a low VoiceOver item.
             let moot: Set<MessagePriority> = [.text, .notification]
             effects += removePending(reason: .flushed, ifAnyOf: moot)
             effects += interruptCurrent {
-                $0.messagePriority.map { moot.contains($0) || $0 == .progress } ?? ($0.priority < .default)
+                $0.urgency.messagePriority.map { moot.contains($0) || $0 == .progress } ?? ($0.urgency.queuePriority < .default)
             }
         case .notification:
             // Anything else, waiting or speaking, wins; a pause drops it. What a paused client
             // holds does not count: one client's pause never silences the others.
-            let busy = pending.contains { $0.messagePriority != .notification && !isHeld($0) }
-                || (current.map { $0.phase.isKept && !isHeld($0.item) && $0.item.messagePriority != .notification } ?? false)
+            let busy = pending.contains { $0.urgency.messagePriority != .notification && !isHeld($0) }
+                || (current.map { $0.phase.isKept && !isHeld($0.item) && $0.item.urgency.messagePriority != .notification } ?? false)
             if held || busy {
                 return [finish(item, .dropped, message: held ? Self.droppedWhilePaused : "a notification gives way to any other speech")]
             }
             effects += removePending(reason: .flushed, ifAnyOf: [.notification])
-            effects += interruptCurrent { $0.messagePriority == .notification }
+            effects += interruptCurrent { $0.urgency.messagePriority == .notification }
         case .progress:
             // Never cuts another progress item: the newest one waits (replacing any older waiting
             // one), so intermediate steps are dropped and the last is always spoken.
             if held { return [finish(item, .dropped, message: Self.droppedWhilePaused)] }
             effects += removePending(reason: .flushed, ifAnyOf: [.notification, .progress])
-            effects += interruptCurrent { $0.messagePriority == .notification }
+            effects += interruptCurrent { $0.urgency.messagePriority == .notification }
         }
         insert(item)
         effects += startNextIfIdle()
@@ -188,10 +188,11 @@ public struct SpeechQueue: Sendable {
     /// their priority class, so that they are next.
     private mutating func insert(_ item: SpeechItem) {
         let index: Int
-        if item.queued {
-            index = pending.lastIndex(where: { $0.priority >= item.priority }).map { $0 + 1 } ?? 0
+        let priority = item.urgency.queuePriority
+        if item.urgency.isQueued {
+            index = pending.lastIndex(where: { $0.urgency.queuePriority >= priority }).map { $0 + 1 } ?? 0
         } else {
-            index = pending.firstIndex(where: { $0.priority <= item.priority }) ?? pending.count
+            index = pending.firstIndex(where: { $0.urgency.queuePriority <= priority }) ?? pending.count
         }
         insertPending(item, at: index)
     }
@@ -210,10 +211,10 @@ public struct SpeechQueue: Sendable {
     /// priority (`insert`), so those items are its last run: one pass back over it, no copies (a
     /// flood at the bound runs this for every post).
     private func oldestOfTheLowestPriority() -> Int? {
-        guard let lowest = pending.last?.priority else { return nil }
+        guard let lowest = pending.last?.urgency.queuePriority else { return nil }
         var oldest = pending.count - 1
         var index = oldest
-        while index > 0, pending[index - 1].priority == lowest {
+        while index > 0, pending[index - 1].urgency.queuePriority == lowest {
             index -= 1
             if pending[index].id < pending[oldest].id { oldest = index }
         }
@@ -227,7 +228,7 @@ public struct SpeechQueue: Sendable {
     private mutating func insertPending(_ item: SpeechItem, at index: Int) {
         pending.insert(item, at: index)
         pendingBytes += item.queueCost
-        if let priority = item.messagePriority { waitingByMessagePriority[priority, default: 0] += 1 }
+        if let priority = item.urgency.messagePriority { waitingByMessagePriority[priority, default: 0] += 1 }
     }
 
     private mutating func removePending(at index: Int) -> SpeechItem {
@@ -238,7 +239,7 @@ public struct SpeechQueue: Sendable {
 
     private mutating func forgetPending(_ item: SpeechItem) {
         pendingBytes -= item.queueCost
-        if let priority = item.messagePriority { waitingByMessagePriority[priority, default: 0] -= 1 }
+        if let priority = item.urgency.messagePriority { waitingByMessagePriority[priority, default: 0] -= 1 }
     }
 
     // MARK: - Controls
@@ -480,7 +481,8 @@ public struct SpeechQueue: Sendable {
             rest.utterance = rest.utterance.resuming(at: start)
             rest.playsEarcon = false
         }
-        insertPending(rest, at: pending.firstIndex(where: { $0.priority <= rest.priority }) ?? pending.count)
+        let priority = rest.urgency.queuePriority
+        insertPending(rest, at: pending.firstIndex(where: { $0.urgency.queuePriority <= priority }) ?? pending.count)
     }
 
     private mutating func startNextIfIdle() -> [Effect] {
@@ -501,7 +503,7 @@ public struct SpeechQueue: Sendable {
     /// Removes the waiting SSIP items of `priorities`; no pass at all when none waits.
     private mutating func removePending(reason: FinishReason, ifAnyOf priorities: Set<MessagePriority>) -> [Effect] {
         guard priorities.contains(where: { waitingByMessagePriority[$0, default: 0] > 0 }) else { return [] }
-        return removePending(reason: reason) { $0.messagePriority.map(priorities.contains) ?? false }
+        return removePending(reason: reason) { $0.urgency.messagePriority.map(priorities.contains) ?? false }
     }
 
     private mutating func removePending(

@@ -132,9 +132,10 @@ public struct Post: Sendable, Equatable, Codable {
         if spans != nil, text == nil {
             throw SpeechError(.invalidRequest, "'spans' apply to 'text' only")
         }
+        let kind = kind ?? .announcement
         return SpeechRequest(
-            content, kind: kind ?? .announcement, priority: priority, queued: queue ?? false, language: lang,
-            rate: rate, pitch: pitch, volume: volume, voice: voice)
+            content, kind: kind, urgency: .voiceOver(priority ?? kind.defaultPriority, queued: queue ?? false),
+            language: lang, rate: rate, pitch: pitch, volume: volume, voice: voice)
     }
 }
 

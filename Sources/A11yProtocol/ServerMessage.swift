@@ -59,7 +59,7 @@ public enum ServerMessage: Sendable, Equatable {
         public init(_ item: SpeechItem) {
             utterance = item.id
             kind = item.kind
-            priority = item.priority
+            priority = item.urgency.queuePriority
             text = item.text
         }
     }

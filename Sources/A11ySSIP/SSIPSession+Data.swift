@@ -71,20 +71,17 @@ extension SSIPSession {
     }
 
     private mutating func speak(_ content: SpeechRequest.Content) -> [Action] {
-        var request = SpeechRequest(
-            content, language: settings.requestLanguage, rate: SSIPSettings.requestRate(settings.rate),
+        // A block is one message in the priority system: its first message carries the priority,
+        // the others follow it in order and cut nothing (VoiceOver's queued rule, where the
+        // priority places them).
+        let urgency: Urgency = inBlock && blockHasMessage
+            ? .voiceOver(settings.priority.queuePriority, queued: true)
+            : .speechDispatcher(settings.priority)
+        if inBlock { blockHasMessage = true }
+        let request = SpeechRequest(
+            content, urgency: urgency, language: settings.requestLanguage, rate: SSIPSettings.requestRate(settings.rate),
             pitch: SSIPSettings.requestPitch(settings.pitch), volume: SSIPSettings.requestVolume(settings.volume),
-            messagePriority: settings.priority, voice: settings.synthesisVoice?.identifier)
-        if inBlock {
-            // A block is one message in the priority system: its first message carries the
-            // priority, the others follow it in order and cut nothing.
-            if blockHasMessage {
-                request.messagePriority = nil
-                request.priority = settings.priority.queuePriority
-                request.queued = true
-            }
-            blockHasMessage = true
-        }
+            voice: settings.synthesisVoice?.identifier)
         mode = .speaking(request)
         return [.speak(request, notifications: settings.notifications)]
     }

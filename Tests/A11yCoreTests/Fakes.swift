@@ -14,7 +14,7 @@ func item(
     text: String? = nil
 ) -> SpeechItem {
     SpeechItem(
-        id: UtteranceID(rawValue: id), kind: kind, priority: priority, queued: queued,
+        id: UtteranceID(rawValue: id), kind: kind, urgency: .voiceOver(priority ?? kind.defaultPriority, queued: queued),
         playsEarcon: kind == .screenChanged, utterance: request(text ?? "item \(id)"))
 }
 

@@ -343,10 +343,25 @@ import Testing
 
     func ssip(_ id: UInt64, _ priority: MessagePriority, owner: UInt64 = 1) -> SpeechItem {
         SpeechItem(
-            id: UtteranceID(rawValue: id), kind: .announcement, utterance: request("item \(id)"),
-            owner: ClientID(rawValue: owner), messagePriority: priority)
+            id: UtteranceID(rawValue: id), kind: .announcement, urgency: .speechDispatcher(priority),
+            utterance: request("item \(id)"), owner: ClientID(rawValue: owner))
     }
     func id(_ n: UInt64) -> UtteranceID { UtteranceID(rawValue: n) }
+
+    /// An SSIP item waits its turn in arrival order where its priority places it; its priority's
+    /// rules, not its place, decide what it cuts.
+    @Test(arguments: MessagePriority.allCases)
+    func anSSIPItemsUrgencyIsQueuedWhereItsPriorityPlacesIt(priority: MessagePriority) {
+        let urgency = Urgency.speechDispatcher(priority)
+        #expect(urgency.isQueued && urgency.queuePriority == priority.queuePriority && urgency.messagePriority == priority)
+    }
+
+    @Test func aVoiceOverUrgencyIsItsPriorityAndQueueFlag() {
+        let urgency = Urgency.voiceOver(.low, queued: true)
+        #expect(urgency.isQueued && urgency.queuePriority == .low && urgency.messagePriority == nil)
+        #expect(Urgency.default(for: .screenChanged) == .voiceOver(.high, queued: false))
+        #expect(Urgency.default(for: .announcement) == .voiceOver(.default, queued: false))
+    }
 
     @Test func p1ImportantCutsOthersButNeverAnotherImportant() {
         var queue = SpeechQueue()
@@ -483,7 +498,7 @@ import Testing
         var queue = SpeechQueue()
         let one = ClientID(rawValue: 1)
         let spoken = "un deux trois quatre"
-        let first = SpeechItem(id: id(1), kind: .announcement, utterance: request(spoken), owner: one, messagePriority: .message)
+        let first = SpeechItem(id: id(1), kind: .announcement, urgency: .speechDispatcher(.message), utterance: request(spoken), owner: one)
         _ = queue.post(first)
         _ = queue.playbackAudible(id(1))
         _ = queue.post(ssip(2, .message, owner: 1))
@@ -671,8 +686,8 @@ import Testing
                     // An SSIP item of any priority, from one of three clients.
                     record(queue.post(SpeechItem(
                         id: UtteranceID(rawValue: UInt64(posted)), kind: .announcement,
-                        utterance: request("ssip"), owner: ClientID(rawValue: UInt64(next(3))),
-                        messagePriority: MessagePriority.allCases[next(5)])))
+                        urgency: .speechDispatcher(MessagePriority.allCases[next(5)]),
+                        utterance: request("ssip"), owner: ClientID(rawValue: UInt64(next(3))))))
                 } else {
                     let kind = NotificationKind.allCases[next(4)]
                     let priority: Priority? = next(3) == 0 ? Priority.allCases[next(3)] : nil
@@ -698,9 +713,9 @@ import Testing
                 }
             }
             // What waits is in descending priority: the bound finds the lowest at the end.
-            #expect(zip(queue.pending, queue.pending.dropFirst()).allSatisfy { $0.priority >= $1.priority })
+            #expect(zip(queue.pending, queue.pending.dropFirst()).allSatisfy { $0.urgency.queuePriority >= $1.urgency.queuePriority })
             // The counts kept beside it are what a count of it gives.
-            let counted = Dictionary(grouping: queue.pending.compactMap(\.messagePriority), by: { $0 }).mapValues(\.count)
+            let counted = Dictionary(grouping: queue.pending.compactMap(\.urgency.messagePriority), by: { $0 }).mapValues(\.count)
             #expect(queue.waitingByMessagePriority.filter { $0.value != 0 } == counted)
         }
         // Drain: resume, end everything.

@@ -29,8 +29,25 @@ import Testing
     @Test func aCheckedPostIsTheSpeechRequest() throws {
         let request = try decodeChecked(#"{"op":"post","id":2,"kind":"layoutChanged","text":"trois","lang":"fr","pitch":1.5}"#).get()
         #expect(request == CheckedRequest(
-            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, priority: nil, queued: false, language: "fr", pitch: 1.5)),
+            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, urgency: .voiceOver(.default, queued: false), language: "fr", pitch: 1.5)),
             id: .number(2)))
+    }
+
+    /// A post's `priority` and `queue` become one urgency under VoiceOver's rules; a post that names
+    /// no priority gets its kind's, and one that does not say `queue` interrupts.
+    @Test(arguments: [
+        (#""text":"x""#, Urgency.voiceOver(.default, queued: false)),
+        (#""text":"x","kind":"screenChanged""#, .voiceOver(.high, queued: false)),
+        (#""text":"x","kind":"screenChanged","priority":"low""#, .voiceOver(.low, queued: false)),
+        (#""text":"x","queue":true"#, .voiceOver(.default, queued: true)),
+        (#""text":"x","queue":false,"priority":"high""#, .voiceOver(.high, queued: false)),
+    ])
+    func aPostsPriorityAndQueueAreItsUrgency(fields: String, urgency: Urgency) throws {
+        guard case .post(let request) = try decodeChecked(#"{"op":"post",\#(fields)}"#).get().action else {
+            Issue.record("not a post")
+            return
+        }
+        #expect(request.urgency == urgency)
     }
 
     @Test(arguments: [

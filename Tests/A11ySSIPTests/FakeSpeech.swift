@@ -53,9 +53,9 @@ final class FakeSpeech: SpeechControl {
             state.nextID += 1
             state.requests[id] = request
             return SpeechItem(
-                id: id, kind: request.kind,
+                id: id, kind: request.kind, urgency: request.urgency,
                 utterance: Utterance(text: Self.text(request.content), segments: [], rate: 175, pitch: 50, volume: 100),
-                owner: client, messagePriority: request.messagePriority)
+                owner: client)
         }
     }
 

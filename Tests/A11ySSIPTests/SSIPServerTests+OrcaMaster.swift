@@ -165,7 +165,7 @@ extension SSIPServerTests {
             // The named voice chooses its own language: both French messages are said with French (France).
             let french = posted.filter { if case .ssml(let markup) = $0.request.content { markup.contains("Bonjour") } else { false } }
             #expect(french.map(\.request.language) == ["fr-fr", "fr-fr"])
-            #expect(posted.allSatisfy { $0.request.messagePriority == .message })
+            #expect(posted.allSatisfy { $0.request.urgency == .speechDispatcher(.message) })
             #expect(speech.controls == Array(repeating: FakeSpeech.Control(name: "stop", scope: .client(orcaID)), count: 3))
         }
     }

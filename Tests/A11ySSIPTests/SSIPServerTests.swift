@@ -235,7 +235,7 @@ import Testing
             }
             #expect(try client.readReply() == "251-30\r\n251 OK GET RETURNED\r\n")
             #expect(speech.posted.map(\.request.rate) == [10, 20, 30].map(SSIPSettings.requestRate))
-            #expect(speech.posted.map(\.request.messagePriority) == [.text, .text, .text])
+            #expect(speech.posted.map(\.request.urgency) == [.speechDispatcher(.text), .speechDispatcher(.text), .speechDispatcher(.text)])
         }
     }
 
@@ -288,7 +288,7 @@ import Testing
             let important = try await run("/usr/bin/spd-say", ["-P", "important", "attention"], environment: environment, timeout: .seconds(20))
             #expect(important.status == 0)
             try await waitUntil("spd-say's second message arrives") { speech.posted.count == 2 }
-            #expect(speech.posted.last?.request.messagePriority == .important)
+            #expect(speech.posted.last?.request.urgency == .speechDispatcher(.important))
             #expect(try await run("/usr/bin/spd-say", ["-C"], environment: environment).status == 0)
             #expect(try await run("/usr/bin/spd-say", ["-S"], environment: environment).status == 0)
             try await waitUntil("spd-say -C and -S arrive") { speech.controls.count == 2 }
@@ -330,7 +330,7 @@ import Testing
             #expect(result.stdout.contains("VOICES French (France)/fr-fr/none | English (America)/en-us/none | German/de/none"))
             #expect(result.stdout.contains("FRENCH ('French (France)\\tfr-fr\\tnone',)\n"), "\(result.stdout)")
             let request = try #require(speech.posted.first?.request)
-            #expect(request.language == "fr" && request.rate == 0.75 && request.messagePriority == .message)
+            #expect(request.language == "fr" && request.rate == 0.75 && request.urgency == .speechDispatcher(.message))
             #expect(speech.controls.map(\.name) == ["pause", "resume", "stop"])
         }
     }
@@ -361,7 +361,7 @@ import Testing
             #expect(said.contains { $0.contains("Screen") && $0.contains("reader") && $0.contains("<mark name=") }, "\(said)")
             #expect(said.contains { $0.contains("Apple") }, "\(said)")
             #expect(said.contains { $0.contains("Banana") }, "\(said)")
-            #expect(speech.posted.allSatisfy { $0.request.messagePriority == .message })
+            #expect(speech.posted.allSatisfy { $0.request.urgency == .speechDispatcher(.message) })
         }
     }
 }

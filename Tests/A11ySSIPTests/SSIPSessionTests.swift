@@ -28,11 +28,11 @@ import Testing
         #expect(reply("GET LANGUAGE", on: &s) == "251-en-US\r\n251 OK GET RETURNED\r\n")
         #expect(s.settings.priority == .message)
         guard case .speak(let request, _)? = send(&s, "CHAR a").first else { Issue.record("no speak"); return }
-        #expect(request.messagePriority == .message)
+        #expect(request.urgency == .speechDispatcher(.message))
         // The daemon's configured default (ssip.default_priority) instead.
         var configured = SSIPSession(client: me, defaultPriority: .text)
         guard case .speak(let text, _)? = send(&configured, "KEY a").first else { Issue.record("no speak"); return }
-        #expect(text.messagePriority == .text)
+        #expect(text.urgency == .speechDispatcher(.text))
     }
 
     @Test func repliesAreCRLFLinesWithDashesBeforeTheLast() {
@@ -142,7 +142,7 @@ import Testing
             return
         }
         #expect(request.content == .text("Hello,\n.a dot line\nQUIT", spans: []))
-        #expect(request.messagePriority == .message, "speech-dispatcher's default priority")
+        #expect(request.urgency == .speechDispatcher(.message), "speech-dispatcher's default priority")
         #expect(notifications == [])
         #expect(wire(s.queued(UtteranceID(rawValue: 42))) == "225-42\r\n225 OK MESSAGE QUEUED\r\n")
         #expect(reply("HISTORY GET LAST", on: &s) == "242-42\r\n242 OK LAST MSG SAID\r\n")
@@ -184,7 +184,7 @@ import Testing
         #expect(abs((request.pitch ?? 0) - 2) < 1e-9)
         #expect(request.volume == 0.5)
         #expect(request.language == "fr")
-        #expect(request.messagePriority == .progress)
+        #expect(request.urgency == .speechDispatcher(.progress))
         #expect(request.content == .text("abc", spans: [SpeechSpan(start: 0, length: 3, spellOut: true, punctuation: true)]))
     }
 
@@ -305,8 +305,8 @@ import Testing
         _ = s.queued(UtteranceID(rawValue: 1))
         guard case .speak(let second, _)? = send(&s, "CHAR x").first else { Issue.record("no char"); return }
         _ = s.queued(UtteranceID(rawValue: 2))
-        #expect(first.messagePriority == .text)
-        #expect(second.messagePriority == nil && second.queued && second.priority == .default)
+        #expect(first.urgency == .speechDispatcher(.text))
+        #expect(second.urgency == .voiceOver(.default, queued: true))
         #expect(reply("BLOCK END", on: &s) == "261 OK OUTSIDE BLOCK\r\n")
     }
 

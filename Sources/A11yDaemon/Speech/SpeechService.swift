@@ -75,9 +75,9 @@ public final class SpeechService: SpeechControl, Service {
     public func prepare(_ request: SpeechRequest, for client: ClientID) async throws -> SpeechItem {
         // Each event of the item comes back from the queue with its owner.
         return SpeechItem(
-            id: coordinator.makeID(), kind: request.kind, priority: request.priority, queued: request.queued,
+            id: coordinator.makeID(), kind: request.kind, urgency: request.urgency,
             playsEarcon: Self.playsEarcon(request, earcon: earcon), utterance: try await planner.plan(request),
-            owner: client, messagePriority: request.messagePriority)
+            owner: client)
     }
 
     /// The one place that decides whether an item opens with the earcon: a new screen, when the

@@ -21,6 +21,7 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 0
+        var sleepsBegun = 0
     }
     private let state = Mutex(State())
 
@@ -34,7 +35,9 @@ public final class ManualClock: Clock, Sendable {
 
     /// How many sleeps have begun on this clock, ended or not: a timer armed and disarmed at once
     /// still counts, which `sleeperCount` alone would miss.
-    public var sleepsBegun: Int { state.withLock { Int($0.nextID) } }
+    /// Counted when the sleep is filed, ended at once or cancelled, in the same step: never a sleep
+    /// begun and not yet seen by `sleeperCount`.
+    public var sleepsBegun: Int { state.withLock { $0.sleepsBegun } }
 
     public func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
         let id = state.withLock { state -> UInt64 in
@@ -47,6 +50,7 @@ public final class ManualClock: Clock, Sendable {
                 // cancelled before `onCancel` could find it here. Cancellation marks the task before
                 // it calls `onCancel`, so checking under the lock leaves no gap between the two.
                 let outcome = state.withLock { state -> Result<Bool, CancellationError> in
+                    state.sleepsBegun += 1
                     if Task.isCancelled { return .failure(CancellationError()) }
                     if deadline <= state.now { return .success(true) }
                     state.sleepers.append(Sleeper(deadline: deadline, id: id, continuation: continuation))

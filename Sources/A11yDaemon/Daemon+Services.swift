@@ -27,10 +27,10 @@ extension Daemon {
     }
 
     /// Builds every service of the daemon from `configuration` (read from `configPath`, beside
-    /// which the user's lexicon lives) and `options`. Heap trim and idle exit measure quiet time on
-    /// `idleClock`: a test's manual clock decides them without real waiting.
+    /// which the user's lexicon lives) and `options`. Idle exit measures idle time on `idleExitClock`:
+    /// a test's manual clock decides it without real waiting.
     public func services(
-        configuration: DaemonConfiguration, configPath: String, idleClock: any Clock<Duration> = ContinuousClock()
+        configuration: DaemonConfiguration, configPath: String, idleExitClock: any Clock<Duration> = ContinuousClock()
     ) async throws -> Services {
         let (engine, workerEngines) = try await speechEngine(configuration: configuration)
         await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
@@ -53,7 +53,7 @@ extension Daemon {
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
         // Before the front ends: they count their connections in its `connectionCount`.
-        let idleExit = IdleExitService(speech: speech, logger: logger, clock: idleClock)
+        let idleExit = IdleExitService(speech: speech, logger: logger, clock: idleExitClock)
         let jsonLines = JSONLinesServer(
             listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
             speech: speech, configuration: options.jsonLines, logger: logger
@@ -67,7 +67,7 @@ extension Daemon {
                 listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
                 speech: speech, configuration: ssipConfiguration, logger: logger)
         }
-        let heapTrim = HeapTrimService(speech: speech, clock: idleClock)
+        let heapTrim = HeapTrimService(speech: speech)
         let reload = ConfigReloadService(
             path: configPath, explicit: options.configPath != nil, speech: speech, engines: engine, environment: options.environment,
             logger: logger

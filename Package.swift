@@ -225,7 +225,7 @@ let package = Package(
             path: "Sources/A11yTestSupport"
         ),
 
-        .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore"]),
+        .testTarget(name: "A11yCoreTests", dependencies: ["A11yCore", "A11yTestSupport"]),
         // a11ysay's command line: parsing, help, completion scripts and man page against the option table.
         .testTarget(name: "A11ySayCommandLineTests", dependencies: ["A11ySayCommandLine", "A11yCore"]),
         // Unit tests of the operating-system layer (paths, bounded reads, folders, environment, home).

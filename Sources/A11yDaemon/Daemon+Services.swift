@@ -27,8 +27,11 @@ extension Daemon {
     }
 
     /// Builds every service of the daemon from `configuration` (read from `configPath`, beside
-    /// which the user's lexicon lives) and `options`.
-    public func services(configuration: DaemonConfiguration, configPath: String) async throws -> Services {
+    /// which the user's lexicon lives) and `options`. Idle exit measures idle time on `idleExitClock`:
+    /// a test's manual clock decides it without real waiting.
+    public func services(
+        configuration: DaemonConfiguration, configPath: String, idleExitClock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> Services {
         let (engine, workerEngines) = try await speechEngine(configuration: configuration)
         await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
@@ -50,7 +53,7 @@ extension Daemon {
         SocketActivation.forgetInheritedEnvironment()
         let notifier = ServiceNotifier(environment: options.environment)
         // Before the front ends: they count their connections in its `connectionCount`.
-        let idleExit = IdleExitService(speech: speech, logger: logger)
+        let idleExit = IdleExitService(speech: speech, logger: logger, clock: idleExitClock)
         let jsonLines = JSONLinesServer(
             listener: listener, allowedUIDs: configuration.allowedUIDs, connectionCount: idleExit.connectionCount,
             speech: speech, configuration: options.jsonLines, logger: logger

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import A11yTestSupport
 import Testing
 
 /// The coordinator against a fake engine and output, with a clock that never really sleeps.

@@ -13,6 +13,7 @@ import A11yTestSupport
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The real daemon (real eSpeak-NG, real libpulse) on a private sound server with a null sink
@@ -30,6 +31,11 @@ final class DaemonHarness {
     let lexiconFolder: String
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
+    /// Set when the group has returned (a class: the running task shares it with the harness).
+    private final class Flag: Sendable { let isSet = Atomic(false) }
+    private let groupEnded = Flag()
+    /// The services as `Daemon.services` wired them, for a test to reach one (idle exit's reload).
+    private let services: [any Service]
     /// Ends when speech has shut down (after the last `finished`).
     private let speechEvents: AsyncStream<ClientEvent>
     private var clients: [TestClient] = []
@@ -47,7 +53,8 @@ final class DaemonHarness {
 
     init(
         configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, outboxLimits: Outbox<ServerMessage>.Limits = .init(),
-        ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true, piper: Bool = false
+        ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true, piper: Bool = false,
+        idleExitClock: any Clock<Duration> = ContinuousClock()
     ) async throws {
         pulse = try soundServer.make(started: soundServerRunning)
         // A folder that does not exist yet: the daemon makes it, owner-only.
@@ -69,14 +76,19 @@ final class DaemonHarness {
         configuration.voice.language = configuration.voice.language ?? "fr"
         configuration.audioServer = pulse.serverAddress
         let services = try await Daemon(options: options, logger: Self.logger)
-            .services(configuration: configuration, configPath: lexiconFolder + "/a11yd.toml")
+            .services(configuration: configuration, configPath: lexiconFolder + "/a11yd.toml", idleExitClock: idleExitClock)
         speech = services.speech
         workerEngines = services.workerEngines
         if soundServerRunning { try await services.output.waitUntilConnected() }
         speechEvents = speech.events()
+        self.services = services.group.services.map(\.service)
         group = ServiceGroup(configuration: services.group)
         let group = self.group
-        running = Task { try await group.run() }
+        let groupEnded = self.groupEnded
+        running = Task {
+            defer { groupEnded.isSet.store(true, ordering: .releasing) }
+            try await group.run()
+        }
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: self.socketPath)
             || !(ssipSocketPath.map { FileManager.default.fileExists(atPath: $0) } ?? true)
@@ -84,6 +96,17 @@ final class DaemonHarness {
             guard ContinuousClock.now < deadline else { throw TestFailure("daemon did not listen") }
             try await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    /// Whether the service group has returned, as a11yd's process exits: idle exit ends it by itself.
+    var hasEnded: Bool { groupEnded.isSet.load(ordering: .acquiring) }
+
+    /// Waits for the group's end, throwing what it threw (what a11yd's exit status other than 0 is).
+    func end() async throws { try await running.value }
+
+    /// The wired service of type `S`.
+    func service<S: Service>(_ type: S.Type) -> S? {
+        services.lazy.compactMap { $0 as? S }.first
     }
 
     func client() async throws -> TestClient {

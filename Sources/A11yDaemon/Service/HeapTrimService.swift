@@ -14,16 +14,27 @@ final class HeapTrimService: Service {
     static let quietFor: Duration = .seconds(1)
 
     private let events: AsyncStream<ClientEvent>
+    /// What the quiet spell is measured on: a test's manual clock decides it without real waiting.
+    private let clock: any Clock<Duration>
     private let trim: @Sendable () -> Void
 
-    init(speech: SpeechService, trim: @escaping @Sendable () -> Void = Heap.returnFreeMemory) {
+    convenience init(
+        speech: SpeechService, clock: any Clock<Duration> = ContinuousClock(), trim: @escaping @Sendable () -> Void = Heap.returnFreeMemory
+    ) {
         // Subscribed now, before any client can post, so that no `finished` is missed.
-        events = speech.events()
+        self.init(events: speech.events(), clock: clock, trim: trim)
+    }
+
+    /// Watches `events`, speech's as `SpeechService.events()` gives them.
+    init(events: AsyncStream<ClientEvent>, clock: any Clock<Duration>, trim: @escaping @Sendable () -> Void) {
+        self.events = events
+        self.clock = clock
         self.trim = trim
     }
 
     func run() async throws {
         let trim = self.trim
+        let clock = self.clock
         await cancelWhenGracefulShutdown {
             var armed: Task<Void, Never>?
             for await delivery in self.events {
@@ -34,7 +45,7 @@ final class HeapTrimService: Service {
                 case .finished:
                     armed?.cancel()
                     armed = Task {
-                        guard (try? await Task.sleep(for: Self.quietFor)) != nil else { return }
+                        guard (try? await clock.sleep(for: Self.quietFor)) != nil else { return }
                         trim()
                     }
                 default:

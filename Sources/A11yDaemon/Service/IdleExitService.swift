@@ -22,11 +22,13 @@ final class IdleExitService: Service {
     private let speech: SpeechService
     private let events: AsyncStream<ClientEvent>
     private let logger: Logger
+    /// What the idle time is measured on: a test's manual clock decides it without real waiting.
+    private let clock: any Clock<Duration>
     /// "Look again". One waiting look is enough: it sees every change made before it.
     private let looks: AsyncStream<Void>
     private let lookAgain: AsyncStream<Void>.Continuation
 
-    init(speech: SpeechService, logger: Logger) {
+    init(speech: SpeechService, logger: Logger, clock: any Clock<Duration> = ContinuousClock()) {
         let (looks, lookAgain) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.looks = looks
         self.lookAgain = lookAgain
@@ -35,6 +37,7 @@ final class IdleExitService: Service {
         // Subscribed now, before any client can post, so that no `finished` is missed.
         self.events = speech.events()
         self.logger = logger
+        self.clock = clock
     }
 
     /// Something else idleness depends on changed (the configuration was reloaded).
@@ -52,15 +55,15 @@ final class IdleExitService: Service {
                         if case .finished = delivery.event { self.reconsider() }
                     }
                 }
-                await self.waitUntilIdleLongEnough()
+                await self.waitUntilIdleLongEnough(on: self.clock)
                 group.cancelAll()
             }
         }
     }
 
     /// Returns once the daemon has been idle for `idle_exit_seconds` (or when cancelled).
-    private func waitUntilIdleLongEnough() async {
-        var timer: (idleSince: ContinuousClock.Instant, seconds: Int, task: Task<Void, Never>)?
+    private func waitUntilIdleLongEnough<C: Clock<Duration>>(on clock: C) async {
+        var timer: (idleSince: C.Instant, seconds: Int, task: Task<Void, Never>)?
         defer { timer?.task.cancel() }
         for await _ in looks {
             let seconds = speech.currentConfiguration.idleExitSeconds
@@ -69,9 +72,9 @@ final class IdleExitService: Service {
                 timer = nil
                 continue
             }
-            let idleSince = timer?.idleSince ?? .now
-            let deadline = idleSince + .seconds(seconds)
-            if ContinuousClock.now >= deadline {
+            let idleSince = timer?.idleSince ?? clock.now
+            let deadline = idleSince.advanced(by: .seconds(seconds))
+            if clock.now >= deadline {
                 logger.notice("idle; exiting", metadata: ["idle_exit_seconds": "\(seconds)"])
                 return
             }
@@ -80,7 +83,7 @@ final class IdleExitService: Service {
             timer?.task.cancel()
             let lookAgain = lookAgain
             timer = (idleSince, seconds, Task {
-                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
                 lookAgain.yield()
             })
         }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import A11yProtocol
+import Foundation
 import Testing
 
 /// The JSON form of each speech API value a line carries: one row per case of every enum (a
 /// renamed Swift case, or a new one without its wire name, fails here instead of silently changing
 /// protocol v1), and the fields of each struct, as docs/protocol.md writes them. Each line reads
-/// back as the value it was written from.
-@Suite struct CoreValuesWireTests {
+/// back as the value it was written from. (In `ProtocolTests`, which `make check` runs.)
+extension ProtocolTests {
     static let priorities: [(Priority, String)] = [(.low, "low"), (.default, "default"), (.high, "high")]
     static let kinds: [(NotificationKind, String)] = [
         (.announcement, "announcement"), (.layoutChanged, "layoutChanged"), (.screenChanged, "screenChanged"),
@@ -43,6 +44,24 @@ import Testing
         #expect(Self.boundaries.map(\.0) == PauseBoundary.allCases)
         #expect(Self.reasons.map(\.0) == FinishReason.allCases)
         #expect(Self.traits.map(\.0) == AccessibilityElement.Trait.allCases)
+        #expect(Self.states.map(\.0) == SpeechQueue.State.allCases)
+    }
+
+    /// `CoreTypes+Wire.swift` gives the core's values their JSON form on A11yCore's promise to declare
+    /// none: a conformance there would silently win over the protocol's (Swift only warns), and at run
+    /// time every test binary here links both modules, so the promise is checked in the source.
+    @Test func theCoreDeclaresNoWireForm() throws {
+        let core = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/A11yCore")
+        let files = try FileManager.default.contentsOfDirectory(atPath: core.path).filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 10, "\(core.path)")
+        for file in files {
+            let code = try String(contentsOf: core.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            for line in code where line.contains("Codable") || line.contains("Encodable") || line.contains("Decodable") {
+                Issue.record("Sources/A11yCore/\(file): \(line)")
+            }
+        }
     }
 
     @Test(arguments: priorities)

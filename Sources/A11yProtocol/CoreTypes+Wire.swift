@@ -5,7 +5,7 @@ import A11yCore
 // names and fields are spelled. A11yCore declares them without `Codable` and without names meant for
 // a wire, so that renaming a case or a property there cannot change the protocol, and a new case does
 // not compile until it has its name here (each `wireName` is an exhaustive switch;
-// Tests/A11yProtocolTests/CoreValuesWireTests.swift pins every name and field).
+// Tests/A11yProtocolTests/ProtocolTests+CoreValues.swift pins every name and field).
 //
 // Why conformances in this module: the JSON model's own types (`Post`, `ServerMessage`…) hold these
 // values as they are, so its synthesized and hand-written coding read and write them with the same

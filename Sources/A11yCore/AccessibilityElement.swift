@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /// A UI element described the way UIKit describes it to VoiceOver.
-public struct AccessibilityElement: Sendable, Equatable, Codable {
+public struct AccessibilityElement: Sendable, Equatable {
     public var label: String?
     public var value: String?
     public var traits: [Trait]
@@ -14,7 +14,7 @@ public struct AccessibilityElement: Sendable, Equatable, Codable {
     }
 
     /// The traits that VoiceOver says out loud (UIAccessibilityTraits).
-    public enum Trait: String, Sendable, Equatable, Codable, CaseIterable {
+    public enum Trait: Sendable, Hashable, CaseIterable {
         case button, link, header, selected, adjustable, image
         case searchField, notEnabled, tabBar, toggle
     }

@@ -22,7 +22,7 @@ public protocol PronunciationEngine: VoiceResolving {
 }
 
 /// One phoneme of a voice: the engine's mnemonic (what `.phonemes` segments take) and its IPA.
-public struct PhonemeEntry: Sendable, Equatable, Hashable, Codable {
+public struct PhonemeEntry: Sendable, Equatable, Hashable {
     public var mnemonic: String
     public var ipa: String
     /// The engine keeps it unchanged between vowels (no contextual substitution or insertion).

@@ -132,7 +132,7 @@ public struct NamedMark: Sendable, Equatable {
     }
 }
 
-public struct VoiceInfo: Sendable, Equatable, Codable {
+public struct VoiceInfo: Sendable, Equatable {
     /// The name to pass back in `SpeechSegment.voice` and in a post's `voice`: eSpeak's own names
     /// ("fr", "en-us"), `piper:` + the model's file name for a Piper voice.
     public var identifier: String

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /// Why an item ended. Every accepted item ends exactly once, with one of these.
-public enum FinishReason: String, Sendable, Hashable, Codable, CaseIterable {
+public enum FinishReason: Sendable, Hashable, CaseIterable {
     /// Spoken to the end.
     case spoken
     /// Cut off while speaking by a newer item (not resumed, as on iOS).
@@ -18,7 +18,7 @@ public enum FinishReason: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Where a pause takes effect.
-public enum PauseBoundary: String, Sendable, Hashable, CaseIterable, Codable {
+public enum PauseBoundary: Sendable, Hashable, CaseIterable {
     /// Silence now, mid-word if need be.
     case immediate
     /// At the end of the word being spoken.

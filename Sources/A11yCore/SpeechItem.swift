@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /// Where an item waits (`Urgency.queuePriority`): items are ordered by priority, then by arrival.
-public enum Priority: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
+public enum Priority: Sendable, Hashable, CaseIterable, Comparable {
     case low
     case `default`
     case high
@@ -17,7 +17,7 @@ public enum Priority: String, Sendable, Hashable, CaseIterable, Codable, Compara
 }
 
 /// The notifications an app posts, named as in UIKit's `UIAccessibility.Notification`.
-public enum NotificationKind: String, Sendable, Hashable, CaseIterable, Codable {
+public enum NotificationKind: Sendable, Hashable, CaseIterable {
     case announcement
     case layoutChanged
     case screenChanged
@@ -30,8 +30,10 @@ public enum NotificationKind: String, Sendable, Hashable, CaseIterable, Codable 
 }
 
 /// speech-dispatcher's five message priorities (SSIP `SET self PRIORITY`), for items posted over SSIP.
-/// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities").
-public enum MessagePriority: String, Sendable, Hashable, CaseIterable, Codable {
+/// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities"). The raw
+/// values are speech-dispatcher's own names, which SSIP's `SET self PRIORITY` and the configuration's
+/// `ssip.default_priority` read; the JSON protocol never carries one.
+public enum MessagePriority: String, Sendable, Hashable, CaseIterable {
     case important, message, text, notification, progress
 
     /// Where such an item waits among VoiceOver's priorities.
@@ -87,7 +89,7 @@ public enum Urgency: Sendable, Hashable {
 }
 
 /// Identifies one accepted post for its whole life, in replies and events.
-public struct UtteranceID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+public struct UtteranceID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
     public static func < (lhs: UtteranceID, rhs: UtteranceID) -> Bool { lhs.rawValue < rhs.rawValue }

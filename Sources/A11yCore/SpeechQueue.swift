@@ -59,7 +59,7 @@ public struct SpeechQueue: Sendable {
         public var toldStarted = false
     }
 
-    public enum State: String, Sendable, Equatable {
+    public enum State: Sendable, Equatable, CaseIterable {
         case idle, speaking, paused
     }
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import A11yCore
-
 /// A range of a `post`'s text with how to say it. Offsets count Unicode scalars of the text.
-public struct SpeechSpan: Codable, Sendable, Equatable {
+public struct SpeechSpan: Sendable, Equatable {
     public var start: Int
     public var length: Int
     /// IPA replacing the pronunciation of the range (converted for the voice in force).

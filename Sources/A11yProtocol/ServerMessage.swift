@@ -81,8 +81,6 @@ public enum ServerMessage: Sendable, Equatable {
 
 // MARK: - Wire form
 
-extension SpeechQueue.State: Codable {}
-
 extension ServerMessage: Codable {
     private enum Keys: String, CodingKey {
         // Replies

@@ -104,15 +104,17 @@ public struct CommandLineOption: Sendable {
         }
     }
 
-    /// An option whose value is one of `Choice`'s raw values (`--priority high`).
-    static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(
-        _ name: String, of _: Choice.Type, help: String, _ set: @escaping @Sendable (inout Invocation, Choice) -> Void
-    ) -> Self where Choice.RawValue == String {
+    /// An option whose value is one of `choices`' names (`--priority high`), offered in their order.
+    /// The names are the command line's own: the speech API's values have none.
+    static func choice<Choice: Sendable>(
+        _ name: String, _ choices: [(name: String, value: Choice)], help: String,
+        _ set: @escaping @Sendable (inout Invocation, Choice) -> Void
+    ) -> Self {
         Self(
-            name, kind: .value, valueName: name, allowedValues: { Choice.allCases.map(\.rawValue) }, completion: .choices,
+            name, kind: .value, valueName: name, allowedValues: { choices.map(\.name) }, completion: .choices,
             help: help
         ) { invocation, value in
-            guard let choice = Choice(rawValue: value) else { return false }
+            guard let choice = choices.first(where: { $0.name == value })?.value else { return false }
             set(&invocation, choice)
             return true
         }

@@ -14,7 +14,7 @@ extension CommandLineOption {
         .flag("queue", help: "Wait behind what is already queued instead of interrupting (accessibilitySpeechQueueAnnouncement).") {
             $0.queue = true
         },
-        .choice("priority", of: Priority.self, help: "Priority: low, default or high.") { $0.priority = $1 },
+        .choice("priority", [("low", .low), ("default", .default), ("high", .high)], help: "Priority: low, default or high.") { $0.priority = $1 },
         .value("lang", help: "Language (BCP 47 or POSIX: fr, en-US, en_GB).") { $0.lang = $1 },
         .value("voice", valueName: "ID", help: "Voice by identifier from --list-voices (piper:en_US-joe-medium, fr).") { $0.voice = $1 },
         .number("rate", help: "Rate, 0 to 1 (0.5 is normal), as AVSpeechUtterance.rate.") { $0.rate = $1 },
@@ -33,7 +33,7 @@ extension CommandLineOption {
         },
 
         .flag("pause", help: "Pause the daemon's speech.") { $0.pause = true },
-        .choice("at", of: PauseBoundary.self, help: "With --pause: immediate (default) or word (at the end of the current word).") {
+        .choice("at", [("immediate", .immediate), ("word", .word)], help: "With --pause: immediate (default) or word (at the end of the current word).") {
             $0.at = $1
         },
         .flag("resume", help: "Resume paused speech where it stopped.") { $0.resume = true },

@@ -210,7 +210,7 @@ extension ServerMessage {
     }
 
     public var state: String? {
-        if case .status(let status)? = reply { return status.state.rawValue }
+        if case .status(let status)? = reply { return status.state.wireName }
         return nil
     }
 

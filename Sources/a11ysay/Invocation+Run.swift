@@ -47,7 +47,7 @@ extension Invocation {
                     return wait && utterance != nil
                 case .event(.finished(let id, _, let reason, let why)) where id == utterance:
                     if !reason.isSuccessful {
-                        if !json { printError("not spoken: \(reason.rawValue)\(why.map { " (\($0))" } ?? "")") }
+                        if !json { printError("not spoken: \(reason.wireName)\(why.map { " (\($0))" } ?? "")") }
                         outcome = 2
                     }
                     return false
@@ -143,9 +143,9 @@ extension Invocation {
         case .control(effective: false):
             printError(pause ? "nothing was speaking" : resume ? "nothing was paused" : "nothing to stop")
         case .status(let status):
-            print("state: \(status.state.rawValue)")
-            if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.rawValue) \(current.priority.rawValue): \(current.text)") }
-            for item in status.queue { print("queued: #\(item.utterance) \(item.kind.rawValue) \(item.priority.rawValue): \(item.text)") }
+            print("state: \(status.state.wireName)")
+            if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.wireName) \(current.priority.wireName): \(current.text)") }
+            for item in status.queue { print("queued: #\(item.utterance) \(item.kind.wireName) \(item.priority.wireName): \(item.text)") }
         case .voices(let voices):
             for voice in voices {
                 let columns = [voice.identifier, voice.engine, voice.languages.joined(separator: ","), voice.quality ?? "-", voice.name]

@@ -28,11 +28,11 @@ enum RequestWriter {
                 post.volume == nil, post.voice == nil, let text = post.text
             else { return nil }
             fields = [("op", quoted("post")), ("text", quoted(text))]
-            if let kind = post.kind { fields.append(("kind", quoted(kind.rawValue))) }
+            if let kind = post.kind { fields.append(("kind", quoted(kind.wireName))) }
             if let lang = post.lang { fields.append(("lang", quoted(lang))) }
-            if let priority = post.priority { fields.append(("priority", quoted(priority.rawValue))) }
+            if let priority = post.priority { fields.append(("priority", quoted(priority.wireName))) }
             if let queue = post.queue { fields.append(("queue", queue ? "true" : "false")) }
-        case .pause(let boundary): fields = [("op", quoted("pause")), ("at", quoted(boundary.rawValue))]
+        case .pause(let boundary): fields = [("op", quoted("pause")), ("at", quoted(boundary.wireName))]
         case .resume: fields = [("op", quoted("resume"))]
         case .stop: fields = [("op", quoted("stop"))]
         case .status: fields = [("op", quoted("status"))]

@@ -52,7 +52,7 @@ import Testing
         // Nobody to play to for longer than the grace: the post ends, with an error that says so.
         let unheard = try await client.post(.say("personne n'écoute"))
         let failed = try await client.finished(unheard, timeout: .seconds(10))
-        #expect(failed.reason == .error, "\(failed.reason.map(\.rawValue) ?? "no reason")")
+        #expect(failed.reason == .error, "\(failed.reason.map(\.wireName) ?? "no reason")")
         #expect(failed.message?.contains("sound server") == true, "\(failed.message ?? "no message")")
         // A post made while there is still no server, then the server appears: it is heard.
         let waiting = try await client.post(.say(longSentence))

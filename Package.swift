@@ -106,6 +106,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
 
@@ -253,7 +254,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "A11yEngineTests", dependencies: ["A11yEngine", "A11yCore"]),
-        .testTarget(name: "A11yEngineWorkerTests", dependencies: ["A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore"]),
+        .testTarget(
+            name: "A11yEngineWorkerTests",
+            dependencies: [
+                "A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore", "A11ySystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .testTarget(
             name: "A11yPronunciationTests",
             dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]

@@ -9,6 +9,7 @@ import A11ySSIP
 import A11ySystem
 import Logging
 import ServiceLifecycle
+import SystemPackage
 
 extension Daemon {
     /// What a11yd runs, wired once: by `run`, and by the tests' daemon inside their own process
@@ -35,7 +36,7 @@ extension Daemon {
         let (engine, workerEngines) = try await speechEngine(configuration: configuration)
         await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
-        let lexicon = LexiconStore(location: .init(configurationDirectory: Path.parent(of: configPath)))
+        let lexicon = LexiconStore(location: .init(configurationDirectory: FilePath(configPath).folder.string))
         for problem in lexicon.reload() {
             logger.error("lexicon file not used", metadata: ["problem": "\(problem)"])
         }
@@ -119,7 +120,7 @@ extension Daemon {
             preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment,
             launcher: options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe")
         let piper = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: preload != nil, logger: logger)
-        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python)"])
+        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python.string)"])
         return (EngineRouter(espeak: espeak, piper: piper, piperVoices: []), [espeak, piper])
     }
 }

@@ -6,6 +6,7 @@ import CSeccomp
 import Glibc
 import Logging
 import Synchronization
+import SystemPackage
 
 /// The engine worker: what `a11yd --engine-worker` runs instead of the daemon. It holds
 /// libespeak-ng and nothing else of a11yd's (no client socket, no sound server), takes requests on
@@ -113,7 +114,7 @@ public enum EngineWorkerProcess {
             // worker has none of a11yd's environment, ESPEAK_DATA_PATH included); a logger that
             // writes nowhere (stdout and stderr are /dev/null).
             engine = try EspeakEngine(
-                dataPath: dataFolder.map(Path.parent(of:)),
+                dataPath: dataFolder.map { FilePath($0).folder.string },
                 logger: Logger(label: "a11yd.engine-worker", factory: { _ in SwiftLogNoOpLogHandler() }))
         } catch {
             return Protection(engine: nil, summary: "\(error)")

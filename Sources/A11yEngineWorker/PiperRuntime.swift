@@ -2,6 +2,7 @@
 import A11yCore
 import A11ySystem
 import Glibc
+import SystemPackage
 
 /// Where the Piper worker's program is: `piper/venv/bin/python3` and `piper/a11yd_piper_worker.py`
 /// in the first a11yd data folder that has both (`make voices` installs them; docs/voices.md).
@@ -9,26 +10,25 @@ public struct PiperRuntime: Sendable, Equatable {
     /// `A11YD_PIPER_RUNTIME=DIR` names the folder that holds `venv/` and the worker script instead.
     public static let folderSwitch = "A11YD_PIPER_RUNTIME"
 
-    public var python: String
-    public var script: String
+    public var python: FilePath
+    public var script: FilePath
 
     /// The interpreter as the kernel executes it (the venv's `python3` is a symbolic link): what
     /// a11yd's Landlock rules must let it execute.
-    public var executedFile: String {
+    public var executedFile: FilePath {
         SandboxedLauncher.realPath(python) ?? python
     }
 
     public static func find(environment: [String: String]) -> PiperRuntime? {
-        let folders: [String]
+        let folders: [FilePath]
         if let folder = environment[folderSwitch], !folder.isEmpty {
-            folders = [folder]
+            folders = [FilePath(folder)]
         } else {
-            folders = PiperVoices.dataFolders(environment: environment).map { Path.joined($0, "piper") }
+            folders = PiperVoices.dataFolders(environment: environment).map { $0.appending("piper") }
         }
         for folder in folders {
-            let runtime = PiperRuntime(
-                python: Path.joined(folder, "venv/bin/python3"), script: Path.joined(folder, "a11yd_piper_worker.py"))
-            if access(runtime.python, X_OK) == 0, access(runtime.script, R_OK) == 0 { return runtime }
+            let runtime = PiperRuntime(python: folder.appending("venv/bin/python3"), script: folder.appending("a11yd_piper_worker.py"))
+            if access(runtime.python.string, X_OK) == 0, access(runtime.script.string, R_OK) == 0 { return runtime }
         }
         return nil
     }
@@ -46,22 +46,24 @@ public struct PiperRuntime: Sendable, Equatable {
     static var onlineCores: Int { Int(clamping: sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
     public func launch(
-        sampleRate: Int, voiceFolders: [String], preload: String?, idleLimit: Duration?, environment: [String: String],
+        sampleRate: Int, voiceFolders: [FilePath], preload: String?, idleLimit: Duration?, environment: [String: String],
         launcher: String? = "/proc/self/exe"
     ) -> WorkerLaunch {
-        var worker = [script, "--sample-rate", String(sampleRate), "--threads", String(Self.synthesisThreads(cores: Self.onlineCores))]
-        for folder in voiceFolders { worker += ["--voices-dir", folder] }
+        var worker = [script.string, "--sample-rate", String(sampleRate), "--threads", String(Self.synthesisThreads(cores: Self.onlineCores))]
+        for folder in voiceFolders { worker += ["--voices-dir", folder.string] }
         if let preload { worker += ["--preload", preload] }
         var arguments = worker
         if launcher != nil {
             // The venv (its site-packages, pyvenv.cfg), the script's folder and the voices: read-only.
-            let readable = [Path.parent(of: Path.parent(of: Path.parent(of: python))), Path.parent(of: script)] + voiceFolders
-            arguments = ["--engine-worker", "--exec", python] + readable.flatMap { ["--read", $0] } + ["--"] + worker
+            // `python` is `venv/bin/python3` in the runtime's folder (`find`): three folders up is that folder.
+            let runtimeFolder = python.removingLastComponent().removingLastComponent().removingLastComponent()
+            let readable = [runtimeFolder, script.removingLastComponent()] + voiceFolders
+            arguments = ["--engine-worker", "--exec", python.string] + readable.flatMap { ["--read", $0.string] } + ["--"] + worker
         }
         // Python's own variables stay out (a PYTHONPATH from the user's shell would change what runs).
         let passed = environment.filter { ["HOME", "LANG", "LC_ALL"].contains($0.key) }
         return WorkerLaunch(
-            engine: .piper, executable: launcher ?? python, arguments: arguments,
+            engine: .piper, executable: launcher ?? python.string, arguments: arguments,
             environment: passed.merging(["PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"]) { _, new in new },
             // Python, onnxruntime and a 60 MB model: about a second here, more on a loaded machine.
             readyLimit: .seconds(30),

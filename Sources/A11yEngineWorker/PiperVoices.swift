@@ -2,6 +2,7 @@
 import A11yCore
 import A11ySystem
 import Glibc
+import SystemPackage
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -13,7 +14,7 @@ import Foundation
 public struct PiperVoice: Sendable, Equatable {
     /// The file name without `.onnx`: what SSIP lists, and the identifier after `piper:`.
     public var name: String
-    public var modelPath: String
+    public var modelPath: FilePath
     /// The language the voice speaks, lower-case with `-` ("en-us").
     public var language: String
     /// The eSpeak-NG voice its phonemes come from (the model was trained on them): what a11yd asks
@@ -40,31 +41,31 @@ public struct PiperVoice: Sendable, Equatable {
 public enum PiperVoices {
     /// Where a11yd looks, in order: `$XDG_DATA_HOME/a11yd/voices` (default `~/.local/share`), then
     /// `a11yd/voices` in each of `$XDG_DATA_DIRS` (default `/usr/local/share:/usr/share`).
-    public static func folders(environment: [String: String]) -> [String] {
-        dataFolders(environment: environment).map { Path.joined($0, "voices") }
+    public static func folders(environment: [String: String]) -> [FilePath] {
+        dataFolders(environment: environment).map { $0.appending("voices") }
     }
 
     /// The `a11yd` folders of the XDG data directories, the user's first: where voices and the
     /// Piper runtime (`piper/`, installed by `make voices`) are looked for.
-    public static func dataFolders(environment: [String: String]) -> [String] {
-        var folders: [String] = []
+    public static func dataFolders(environment: [String: String]) -> [FilePath] {
+        var folders: [FilePath] = []
         if let home = environment["XDG_DATA_HOME"], home.hasPrefix("/") {
-            folders.append(home)
+            folders.append(FilePath(home))
         } else if let home = environment["HOME"], home.hasPrefix("/") {
-            folders.append(Path.joined(home, ".local/share"))
+            folders.append(FilePath(home).appending(".local/share"))
         }
         let system = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
-        folders += system.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
-        var seen = Set<String>()
-        return folders.map { Path.joined($0, "a11yd") }.filter { seen.insert($0).inserted }
+        folders += system.split(separator: ":").filter { $0.hasPrefix("/") }.map { FilePath(String($0)) }
+        var seen = Set<FilePath>()
+        return folders.map { $0.appending("a11yd") }.filter { seen.insert($0).inserted }
     }
 
     /// Every voice in `folders`; a voice whose description cannot be read is listed with its problem.
-    public static func scan(_ folders: [String]) -> [PiperVoice] {
+    public static func scan(_ folders: [FilePath]) -> [PiperVoice] {
         var found: [String: PiperVoice] = [:]
         var order: [String] = []
         for folder in folders {
-            guard let names = try? Directory.names(in: folder) else { continue }
+            guard let names = try? Directory.names(in: folder.string) else { continue }
             for file in names.sorted() where file.hasSuffix(".onnx") {
                 let name = String(file.dropLast(".onnx".count))
                 guard !name.isEmpty, found[name] == nil else { continue }
@@ -78,11 +79,11 @@ public enum PiperVoices {
     /// The largest `.onnx.json` a11yd reads (Piper's are ~5 KB; a multi-speaker one ~100 KB).
     static let descriptionLimit = 4 << 20
 
-    static func voice(named name: String, in folder: String) -> PiperVoice {
-        let model = Path.joined(folder, name + ".onnx")
+    static func voice(named name: String, in folder: FilePath) -> PiperVoice {
+        let model = folder.appending(name + ".onnx")
         var voice = PiperVoice(
             name: name, modelPath: model, language: "und", espeakVoice: "", quality: nil, displayName: name, problem: nil)
-        let descriptionPath = model + ".json"
+        let descriptionPath = model.string + ".json"
         do {
             guard let bytes = try TextFile.bytes(descriptionPath, limit: descriptionLimit) else {
                 voice.problem = "no \(name).onnx.json beside the model"
@@ -102,7 +103,7 @@ public enum PiperVoices {
             let where_ = [description.language?.nameEnglish, description.language?.countryEnglish].compactMap { $0 }
             voice.displayName = where_.isEmpty ? speaker : "\(speaker) (\(where_.joined(separator: ", ")))"
             var info = stat()
-            if stat(model, &info) != 0 || info.st_mode & S_IFMT != S_IFREG {
+            if stat(model.string, &info) != 0 || info.st_mode & S_IFMT != S_IFREG {
                 voice.problem = "\(name).onnx is not a regular file"
             }
         } catch let failure as TextFile.Failure {

@@ -24,7 +24,7 @@ public enum SandboxedLauncher {
         _ = a11y_die_with_parent()
         var summary: [String] = []
         let noNewPrivileges = SyscallFilter.setNoNewPrivileges()
-        let executed = realPath(program) ?? program
+        let executed = realPath(FilePath(program))?.string ?? program
         switch Landlock.restrictThisThread(to: rules(executing: executed, reading: readable)) {
         case .restricted(let abi): summary.append("landlock (ABI \(abi), reads only the Python runtime and the voices, writes nothing)")
         case .unavailable(let why): summary.append("no landlock (\(why))")
@@ -49,7 +49,9 @@ public enum SandboxedLauncher {
     /// the shared libraries, and what CPython and onnxruntime read at start (the loader's cache,
     /// the time zone, /proc and /sys's CPU facts, /dev/urandom). Execute: the interpreter alone.
     static func rules(executing executed: String, reading readable: [String]) -> [Landlock.Rule] {
-        let prefix = Path.parent(of: Path.parent(of: executed))
+        // The interpreter is PREFIX/bin/python3 (`executed` is absolute: realpath resolved it, or
+        // nothing can be executed anyway).
+        let prefix = FilePath(executed).removingLastComponent().removingLastComponent().string
         var paths = readable + [prefix, "/usr/lib", "/usr/share/zoneinfo", "/lib", "/lib64", "/etc/ld.so.cache",
             "/etc/localtime", "/proc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/null"]
         var seen = Set<String>()
@@ -60,10 +62,10 @@ public enum SandboxedLauncher {
         return paths.map { Landlock.Rule($0, .read) } + executable.map { Landlock.Rule($0, [.execute, .readFile]) }
     }
 
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
+    static func realPath(_ path: FilePath) -> FilePath? {
+        guard let resolved = path.withPlatformString({ realpath($0, nil) }) else { return nil }
         defer { free(resolved) }
-        return String(cString: resolved)
+        return FilePath(platformString: resolved)
     }
 }
 

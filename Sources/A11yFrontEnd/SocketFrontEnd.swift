@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -225,7 +226,7 @@ public enum SocketFile {
     /// Makes the missing folders (0700) and clears a stale socket file. Returns false when a live
     /// server answers at `path`: its socket is left alone.
     public static func prepare(path: String) throws -> Bool {
-        try Directory.make(Path.parent(of: path), mode: 0o700)
+        try Directory.make(FilePath(path).folder.string, mode: 0o700)
         var status = stat()
         guard lstat(path, &status) == 0 else { return true }
         if SocketProbe.accepts(path: path) { return false }
@@ -237,8 +238,9 @@ public enum SocketFile {
     /// A name beside `path`, of this process, under which the socket is bound before it is linked
     /// to `path`.
     public static func stagingPath(for path: String) throws -> String {
-        let name = path.split(separator: "/").last.map(String.init) ?? "socket"
-        let staging = Path.parent(of: path) + "/.\(name).\(getpid())"
+        let socket = FilePath(path)
+        let name = socket.lastComponent?.string ?? "socket"
+        let staging = socket.folder.appending(".\(name).\(getpid())").string
         guard UnixSocketAddress(path: staging) != nil else {
             throw SocketFileError(path: path, errno: ENAMETOOLONG)
         }

@@ -3,6 +3,7 @@ import A11yCore
 import A11yPronunciation
 import Glibc
 import Synchronization
+import SystemPackage
 import Testing
 
 @testable import A11yEngineWorker
@@ -219,9 +220,9 @@ import Testing
         write(system + "/zh-pinyin.onnx", "model")
         write(system + "/zh-pinyin.onnx.json", #"{"phoneme_type": "pinyin", "language": {"code": "zh_CN"}}"#)
         write(system + "/notes.txt", "not a voice")
-        let voices = PiperVoices.scan([user, "/nonexistent", system])
+        let voices = PiperVoices.scan([FilePath(user), "/nonexistent", FilePath(system)])
         #expect(voices.map(\.name) == ["en_US-joe-medium", "fr_FR-lonely", "xx-bad", "zh-pinyin"])
-        #expect(voices[0].modelPath == user + "/en_US-joe-medium.onnx")
+        #expect(voices[0].modelPath.string == user + "/en_US-joe-medium.onnx")
         #expect(voices[0].language == "en-us")
         #expect(voices[0].espeakVoice == "en-us")
         #expect(voices[0].displayName == "Joe (English, United States)")

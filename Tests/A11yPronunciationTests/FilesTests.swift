@@ -23,25 +23,25 @@ import Glibc
         ("//", "c", "/c"), ("", "c", "c"), ("a", "c", "a/c"), (".", "lexicons", "./lexicons"),
     ])
     func joining(folder: String, name: String, joined: String) {
-        #expect(Path.joined(folder, name) == joined)
+        #expect(FilePath(folder).appending(name).string == joined)
     }
 
     @Test(arguments: [
-        ("/a/b/c", "/a/b", "c"), ("/a/b/c/", "/a/b", "c"), ("/a//b", "/a", "b"), ("/a", "/", "a"), ("/", "/", "/"),
-        ("//", "/", "/"), ("a/b", "a", "b"), ("b", ".", "b"), ("", ".", ""),
+        ("/a/b/c", "/a/b", "c"), ("/a/b/c/", "/a/b", "c"), ("/a//b", "/a", "b"), ("/a", "/", "a"), ("/", "/", nil),
+        ("//", "/", nil), ("a/b", "a", "b"), ("b", ".", "b"), ("", ".", nil),
     ])
-    func parentAndLastComponent(path: String, parent: String, last: String) {
-        #expect(Path.parent(of: path) == parent, "parent of '\(path)'")
-        #expect(Path.lastComponent(of: path) == last, "last component of '\(path)'")
+    func folderAndLastComponent(path: String, folder: String, last: String?) {
+        #expect(FilePath(path).folder.string == folder, "folder of '\(path)'")
+        #expect(FilePath(path).lastComponent?.string == last, "last component of '\(path)'")
     }
 
     /// For the absolute paths the daemon uses, the same answers as the URL calls they replace.
     @Test(arguments: ["/a/b/c", "/a/b/c/", "/a/b", "/a", "/root/.config/a11yd/lexicon.pls"])
     func absolutePathsAsURLDidThem(path: String) {
         let url = URL(fileURLWithPath: path)
-        #expect(Path.parent(of: path) == url.deletingLastPathComponent().path)
-        #expect(Path.lastComponent(of: path) == url.lastPathComponent)
-        #expect(Path.joined(path, "x.pls") == url.appendingPathComponent("x.pls").path)
+        #expect(FilePath(path).folder.string == url.deletingLastPathComponent().path)
+        #expect(FilePath(path).lastComponent?.string == url.lastPathComponent)
+        #expect(FilePath(path).appending("x.pls").string == url.appendingPathComponent("x.pls").path)
     }
 
     @Test func listingSkipsOnlyDotAndDotDot() throws {

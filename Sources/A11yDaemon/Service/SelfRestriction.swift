@@ -4,6 +4,7 @@ import A11yEngineWorker
 import A11ySSIP
 import A11ySystem
 import Glibc
+import SystemPackage
 
 /// What a11yd takes away from itself at start-up, under systemd or not: the file-system protection
 /// a user unit cannot give it without a user namespace (ProtectSystem=strict, ProtectHome=read-only,
@@ -36,9 +37,9 @@ public enum SelfRestriction {
         rules += selfExecution.map { Landlock.Rule($0, .execute) }
         // And the Piper worker's interpreter, when `make voices` installed it (docs/voices.md).
         if let piper = PiperRuntime.find(environment: environment) {
-            rules.append(Landlock.Rule(piper.executedFile, .execute))
+            rules.append(Landlock.Rule(piper.executedFile.string, .execute))
         }
-        let configFolder = Path.parent(of: configPath)
+        let configFolder = FilePath(configPath).folder.string
         if (try? Directory.make(configFolder, mode: 0o700)) != nil {
             // The lexicon is written to a temporary file and renamed over the old one.
             rules.append(Landlock.Rule(configFolder, [.writeFile, .truncate, .makeRegularFile, .removeFile, .makeDirectory]))
@@ -50,7 +51,7 @@ public enum SelfRestriction {
             sockets.append(ssip)
         }
         for socket in sockets {
-            let folder = Path.parent(of: socket)
+            let folder = FilePath(socket).folder.string
             // The socket is bound under a staging name, linked to its path, the staging name removed;
             // a stale file left by a dead daemon is removed too (SocketFile.prepare).
             if (try? Directory.make(folder, mode: 0o700)) != nil {
@@ -61,7 +62,7 @@ public enum SelfRestriction {
         // their volume back after a kill): written to a temporary file beside it, renamed over it,
         // removed once nothing is lowered. Without this rule every write failed (EACCES) and a kill
         // mid-speech left the other streams lowered for good.
-        let duckingFolder = Path.parent(of: DaemonConfiguration.duckingStateFile(environment: environment))
+        let duckingFolder = FilePath(DaemonConfiguration.duckingStateFile(environment: environment)).folder.string
         if (try? Directory.make(duckingFolder, mode: 0o700)) != nil {
             rules.append(Landlock.Rule(duckingFolder, [.makeRegularFile, .writeFile, .truncate, .removeFile]))
         }

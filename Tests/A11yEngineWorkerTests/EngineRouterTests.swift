@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import A11yPronunciation
+import A11ySystem
 import Glibc
 import Synchronization
 import SystemPackage
@@ -231,6 +232,41 @@ import Testing
         #expect(voices[1].problem == "no fr_FR-lonely.onnx.json beside the model")
         #expect(voices[2].problem?.hasPrefix("xx-bad.onnx.json is not a Piper voice description") == true)
         #expect(voices[3].problem?.contains("can phonemise only through eSpeak") == true)
+    }
+
+    /// The runtime is `venv/bin/python3` and the worker script in the folder `A11YD_PIPER_RUNTIME`
+    /// names (trailing slashes or not), and what the launcher is told it may read is that folder
+    /// (once for the venv, once for the script) and the voice folders.
+    @Test func theRuntimeIsFoundInItsFolderAndItsLaunchReadsOnlyThatFolderAndTheVoices() throws {
+        let runtime = folder()
+        #expect(PiperRuntime.find(environment: [PiperRuntime.folderSwitch: runtime]) == nil, "no venv yet")
+        #expect(mkdir(runtime + "/venv", 0o700) == 0 && mkdir(runtime + "/venv/bin", 0o700) == 0)
+        write(runtime + "/venv/bin/python3", "")
+        #expect(chmod(runtime + "/venv/bin/python3", 0o700) == 0)
+        write(runtime + "/a11yd_piper_worker.py", "")
+        defer {
+            for file in ["/venv/bin/python3", "/a11yd_piper_worker.py"] { unlink(runtime + file) }
+            for folder in ["/venv/bin", "/venv", ""] { rmdir(runtime + folder) }
+        }
+        let found = try #require(PiperRuntime.find(environment: [PiperRuntime.folderSwitch: runtime + "//"]))
+        #expect(found.python.string == runtime + "/venv/bin/python3")
+        #expect(found.script.string == runtime + "/a11yd_piper_worker.py")
+
+        let launch = found.launch(sampleRate: 22050, voiceFolders: ["/v/user/", "/v/system"], preload: nil, idleLimit: nil, environment: [:])
+        let separator = try #require(launch.arguments.firstIndex(of: "--"))
+        #expect(Array(launch.arguments[..<separator]) == [
+            "--engine-worker", "--exec", runtime + "/venv/bin/python3",
+            "--read", runtime, "--read", runtime, "--read", "/v/user", "--read", "/v/system",
+        ])
+        #expect(launch.arguments[(separator + 1)...].starts(with: [runtime + "/a11yd_piper_worker.py", "--sample-rate", "22050"]))
+        #expect(launch.arguments.suffix(4) == ["--voices-dir", "/v/user", "--voices-dir", "/v/system"])
+    }
+
+    /// The interpreter's prefix (its standard library) is readable: two folders up from the program.
+    @Test func theLauncherReadsTheInterpretersPrefix() {
+        let rules = SandboxedLauncher.rules(executing: "/usr/bin/python3", reading: [])
+        #expect(rules.contains(Landlock.Rule("/usr", .read)))
+        #expect(rules.contains(Landlock.Rule("/usr/bin/python3", [.execute, .readFile])))
     }
 
     @Test func theFoldersFollowXDG() {

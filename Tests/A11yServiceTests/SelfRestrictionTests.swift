@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import A11yDaemon
 import A11ySystem
 import A11yTestSupport
 import Dispatch
@@ -82,6 +83,22 @@ import Glibc
         daemon.signal(SIGTERM)
         #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.socketPath), "a11yd removed the socket it made")
+    }
+
+    /// A configuration file and a socket named relative to the current folder (`a11yd --config
+    /// a11yd.toml --socket a11yd.sock`) are in ".": that folder gets their rights, not an empty
+    /// path that no rule can open (the lexicon beside the configuration could not be written).
+    @Test func relativeFilesGiveTheirRightsToTheCurrentFolder() throws {
+        let sandbox = try Sandbox()
+        var options = Daemon.Options(
+            socketPath: "a11yd-\(getpid()).sock", configPath: "a11yd-\(getpid()).toml",
+            environment: ["XDG_RUNTIME_DIR": sandbox.root, "XDG_DATA_HOME": sandbox.root, "HOME": sandbox.root])
+        options.ssipDisabled = true
+        let rules = SelfRestriction.rules(for: options)
+        #expect(rules.contains(Landlock.Rule(".", [.writeFile, .truncate, .makeRegularFile, .removeFile, .makeDirectory])), "\(rules)")
+        #expect(rules.contains(Landlock.Rule(".", [.makeSocket, .removeFile])), "\(rules)")
+        #expect(rules.contains(Landlock.Rule(sandbox.root + "/a11yd", [.makeRegularFile, .writeFile, .truncate, .removeFile])), "\(rules)")
+        #expect(!rules.contains { $0.path.isEmpty })
     }
 
     @Test func theSwitchTurnsItOff() async throws {

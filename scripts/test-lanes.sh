@@ -23,7 +23,8 @@
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
 # Each lane writes .build/test-lanes/laneN.log (and .xml); the log of a lane that failed is printed
-# at the end. Needs `swift build --build-tests` first.
+# at the end. Needs the tests built first (`make check` builds them as `make test` does: the Makefile's
+# TEST_BUILD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
@@ -46,7 +47,7 @@ logs=.build/test-lanes
 # `swift test` processes (or a build beside them) would wait for each other.
 bin=$("$SWIFT" build --show-bin-path)
 tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
-[[ -x $tests ]] || { echo "no test binary in $bin: run '$SWIFT build --build-tests' first" >&2; exit 1; }
+[[ -x $tests ]] || { echo "no test binary in $bin: run 'make check' (the Makefile's TEST_BUILD) first" >&2; exit 1; }
 
 listed=$(mktemp)
 declare -A pids

@@ -565,7 +565,6 @@ class DecoderSplit:
 
     def __init__(self, path, options, hop_length):
         import onnx  # piper-tts[alignment]'s dependency; without it, the model is run whole
-        import onnx.utils
 
         model = onnx.load(str(path))
         graph = model.graph
@@ -593,14 +592,40 @@ class DecoderSplit:
         # Every convolution's reach added up (the parallel ones too): more than the receptive field.
         self.context = int(math.ceil(context)) + 1
         self.latent_name = entries.pop()
-        external = [i.name for i in graph.input if i.name not in weights]
-        extractor = onnx.utils.Extractor(model)
-        front = extractor.extract_model(external, [self.latent_name] + [o.name for o in graph.output[1:]])
-        vocoder = extractor.extract_model([self.latent_name], [exits.pop()])
-        del model, extractor
+        audio_name = exits.pop()
+        # The two graphs by hand (onnx.utils.Extractor infers every shape first: a second more at load).
+        latent = onnx.helper.make_tensor_value_info(self.latent_name, onnx.TensorProto.FLOAT, None)
+        rest = [node for node in graph.node if not node.name.startswith("/dec/")]
+        front = self.graph(model, rest, list(graph.input), [latent] + list(graph.output[1:]))
+        vocoder = self.graph(model, decoder, [latent],
+                             [onnx.helper.make_tensor_value_info(audio_name, onnx.TensorProto.FLOAT, None)])
+        del model
         providers = ["CPUExecutionProvider"]
-        self.front = onnxruntime.InferenceSession(front.SerializeToString(), sess_options=options, providers=providers)
-        self.vocoder = onnxruntime.InferenceSession(vocoder.SerializeToString(), sess_options=options, providers=providers)
+        self.front = onnxruntime.InferenceSession(front, sess_options=options, providers=providers)
+        self.vocoder = onnxruntime.InferenceSession(vocoder, sess_options=options, providers=providers)
+
+    @staticmethod
+    def graph(model, nodes, inputs, outputs):
+        """The serialised model of the nodes of `nodes` that `outputs` need, with their weights."""
+        import onnx
+
+        producers = {name: number for number, node in enumerate(nodes) for name in node.output}
+        needed, kept, stack = set(), set(), [value.name for value in outputs]
+        while stack:
+            name = stack.pop()
+            if name in needed:
+                continue
+            needed.add(name)
+            number = producers.get(name)
+            if number is not None and number not in kept:
+                kept.add(number)
+                stack += [i for i in nodes[number].input if i]
+        kept = [nodes[number] for number in sorted(kept)]
+        weights = [tensor for tensor in model.graph.initializer if tensor.name in needed]
+        names = {tensor.name for tensor in weights}
+        graph = onnx.helper.make_graph(kept, model.graph.name, [i for i in inputs if i.name in needed and i.name not in names],
+                                       outputs, weights)
+        return onnx.helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version).SerializeToString()
 
     def decode(self, latent, first, last, options=None):
         """Samples of frames first..<last of `latent` (1, channels, frames)."""

@@ -37,6 +37,7 @@ What it does, and how it differs from the eSpeak worker:
 """
 
 import argparse
+import collections
 import ctypes
 import faulthandler
 import json
@@ -48,6 +49,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 import unicodedata
 
 import numpy as np
@@ -119,10 +121,13 @@ MAXIMUM_WORDS_PER_INFERENCE = 24
 # frames, sent at once, then the rest, which must be decoded before the first piece has played. The first
 # piece: at least FIRST_PIECE_FRAMES (hop 256 at 22,050 Hz: 0.19 s, of which the model's lead-in, trimmed, is
 # about LEAD_IN_FRAMES), and long enough that the rest takes at most its playing time when decoding takes
-# DECODING_SHARE of the audio's duration (measured here: 0.06 on a quiet machine, 0.22 at a load average of 7).
+# a share of the audio's duration: DECODING_MARGIN times the slowest of the voice's last decodings (their
+# time over the audio they made: 0.06 on a quiet machine here, 0.22 at a load average of 7), within
+# DECODING_SHARES.
 FIRST_PIECE_FRAMES = 16
 LEAD_IN_FRAMES = 4
-DECODING_SHARE = 0.25
+DECODING_MARGIN = 3.0
+DECODING_SHARES = (0.1, 0.5)
 # After the first piece, brought to the target loudness on its own, the gain moves to the rest's over this time.
 UNIT_GAIN_RAMP_SECONDS = 0.1
 # The same text is said with the same rhythm every time, as eSpeak and VoiceOver's voices say it: a
@@ -509,7 +514,7 @@ class Voice:
         # A model that cannot be split (or no `onnx` package) is run whole, as its own file says what fails.
         self.split = None
         try:
-            self.split = DecoderSplit(model, options, self.config.hop_length)
+            self.split = DecoderSplit(model, options, self.config.hop_length, self.sample_rate)
             self.session = self.split.front
         except Exception as split_error:
             try:
@@ -560,10 +565,10 @@ class DecoderSplit:
     durations, flow) runs over the whole unit, so its prosody and durations are those of the whole model;
     the decoder can then run on a range of frames alone, with `context` frames of the latent on each side
     (its receptive field, read from its convolutions), which gives the same samples as the whole model
-    (measured on en_US-joe-medium: identical from 12 frames of context; the sum read here is 16). So the
+    (measured on en_US-joe-medium: identical from 12 frames of context, 1e-3 apart with 8; read here: 13). So the
     first sound of a unit waits for the front and the decoding of its first frames only."""
 
-    def __init__(self, path, options, hop_length):
+    def __init__(self, path, options, hop_length, sample_rate):
         import onnx  # piper-tts[alignment]'s dependency; without it, the model is run whole
 
         model = onnx.load(str(path))
@@ -576,12 +581,25 @@ class DecoderSplit:
         exits |= {output.name for output in graph.output if output.name in inside}
         if len(entries) != 1 or len(exits) != 1:
             raise ValueError(f"decoder with inputs {sorted(entries)} and outputs {sorted(exits)}")
-        upsampling, context = 1, 0.0
-        for node in decoder:
+        # The receptive field, in latent frames each side: every convolution's reach at its rate, but of
+        # the residual blocks that run side by side after an upsampling (HiFi-GAN's resblocks.N, summed),
+        # only the farthest-reaching one.
+        upsampling, context, branches = 1, 0.0, {}
+        for node in decoder + [None]:
+            if node is None or node.op_type == "ConvTranspose":
+                context += max(branches.values(), default=0.0)
+                branches = {}
+            if node is None:
+                break
             attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             if node.op_type == "Conv":
                 kernel, dilation = attributes["kernel_shape"][0], (attributes.get("dilations") or [1])[0]
-                context += (kernel - 1) * dilation / 2 / upsampling
+                reach = (kernel - 1) * dilation / 2 / upsampling
+                branch = re.match(r"/dec/(resblocks\.\d+)/", node.name)
+                if branch:
+                    branches[branch.group(1)] = branches.get(branch.group(1), 0.0) + reach
+                else:
+                    context += reach
             elif node.op_type == "ConvTranspose":
                 stride = attributes["strides"][0]
                 context += attributes["kernel_shape"][0] / stride / upsampling
@@ -589,7 +607,8 @@ class DecoderSplit:
         if upsampling != hop_length:
             raise ValueError(f"decoder upsamples {upsampling} times, the voice's hop is {hop_length}")
         self.hop = hop_length
-        # Every convolution's reach added up (the parallel ones too): more than the receptive field.
+        self.sample_rate = sample_rate
+        self.speeds = collections.deque(maxlen=8)  # seconds per latent frame of the last decodings
         self.context = int(math.ceil(context)) + 1
         self.latent_name = entries.pop()
         audio_name = exits.pop()
@@ -631,8 +650,15 @@ class DecoderSplit:
         """Samples of frames first..<last of `latent` (1, channels, frames)."""
         frames = latent.shape[2]
         low, high = max(first - self.context, 0), min(last + self.context, frames)
+        began = time.monotonic()
         audio = self.vocoder.run(None, {self.latent_name: latent[:, :, low:high]}, options)[0].reshape(-1)
+        self.speeds.append((time.monotonic() - began) / max(high - low, 1))
         return audio[(first - low) * self.hop:(last - low) * self.hop]
+
+    def share(self):
+        """The share of the audio's duration its decoding is taken to need now (first_piece)."""
+        slowest = max(self.speeds, default=0.0) * self.sample_rate / self.hop
+        return min(max(DECODING_MARGIN * slowest, DECODING_SHARES[0]), DECODING_SHARES[1])
 
 
 class Latent:
@@ -829,10 +855,10 @@ def rest_gain(audio, split, first_gain, target, sample_rate):
     return math.sqrt(square) if square > 0 else None
 
 
-def first_piece(frames, context):
-    """How many of a unit's `frames` to decode first (all when what would be left is under half of it)."""
-    first = max(FIRST_PIECE_FRAMES,
-                math.ceil((DECODING_SHARE * (frames + context) + LEAD_IN_FRAMES) / (1 + DECODING_SHARE)))
+def first_piece(frames, context, share):
+    """How many of a unit's `frames` to decode first, when decoding takes `share` of the audio's duration
+    (all when what would be left is under half of it)."""
+    first = max(FIRST_PIECE_FRAMES, math.ceil((share * (frames + context) + LEAD_IN_FRAMES) / (1 + share)))
     return frames if frames - first < first // 2 else first
 
 
@@ -1326,7 +1352,7 @@ class Output:
 
         if isinstance(audio, Latent):
             frames = audio.frames.shape[2]
-            first = first_piece(frames, audio.split.context) if self.produced == 0 else frames
+            first = first_piece(frames, audio.split.context, audio.split.share()) if self.produced == 0 else frames
             if first < frames:
                 piece = self.synthesizer.decode(self.job, audio, 0, first)
                 own = gated_rms(piece, self.rate)

@@ -665,14 +665,26 @@ class DecoderSplitTests(unittest.TestCase):
 
     def test_the_first_piece_leaves_time_to_decode_the_rest(self):
         w = self.worker
-        for frames in range(1, 3000):
-            first = w.first_piece(frames, 16)
-            self.assertLessEqual(first, frames)
-            self.assertGreaterEqual(first, min(frames, w.FIRST_PIECE_FRAMES))
-            if first < frames:
-                rest = frames - first + 16
-                self.assertLessEqual(w.DECODING_SHARE * rest, first - w.LEAD_IN_FRAMES, frames)
-                self.assertGreaterEqual(frames - first, first // 2, frames)
+        for share in (0.1, 0.25, 0.5):
+            for frames in range(1, 3000):
+                first = w.first_piece(frames, 16, share)
+                self.assertLessEqual(first, frames)
+                self.assertGreaterEqual(first, min(frames, w.FIRST_PIECE_FRAMES))
+                if first < frames:
+                    rest = frames - first + 16
+                    self.assertLessEqual(share * rest, first - w.LEAD_IN_FRAMES + 1e-9, (share, frames))
+                    self.assertGreaterEqual(frames - first, first // 2, frames)
+
+    def test_the_share_follows_the_slowest_recent_decoding(self):
+        w = self.worker
+        split = w.DecoderSplit.__new__(w.DecoderSplit)
+        split.hop, split.sample_rate, split.speeds = 256, 22050, w.collections.deque(maxlen=8)
+        self.assertEqual(split.share(), w.DECODING_SHARES[0])
+        frame = 256 / 22050
+        split.speeds.extend([0.06 * frame, 0.1 * frame, 0.05 * frame])
+        self.assertAlmostEqual(split.share(), w.DECODING_MARGIN * 0.1)
+        split.speeds.append(1.0 * frame)
+        self.assertEqual(split.share(), w.DECODING_SHARES[1])
 
     def test_the_rest_gain_puts_the_unit_at_the_target(self):
         w = self.worker

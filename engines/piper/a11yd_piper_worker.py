@@ -565,8 +565,9 @@ class DecoderSplit:
     durations, flow) runs over the whole unit, so its prosody and durations are those of the whole model;
     the decoder can then run on a range of frames alone, with `context` frames of the latent on each side
     (its receptive field, read from its convolutions), which gives the same samples as the whole model
-    (measured on en_US-joe-medium: identical from 12 frames of context, 1e-3 apart with 8; read here: 13). So the
-    first sound of a unit waits for the front and the decoding of its first frames only."""
+    (measured on en_US-joe-medium: identical from 12 frames of context, 1e-3 apart with 8; read here: 13).
+    So the first sound of a unit waits for the front and the decoding of its first frames only. A model
+    that is not cut so (a decoder with another input, as a multi-speaker one's) raises here."""
 
     def __init__(self, path, options, hop_length, sample_rate):
         import onnx  # piper-tts[alignment]'s dependency; without it, the model is run whole
@@ -576,8 +577,10 @@ class DecoderSplit:
         decoder = [node for node in graph.node if node.name.startswith("/dec/")]
         inside = {name for node in decoder for name in node.output}
         weights = {tensor.name for tensor in graph.initializer}
-        entries = {name for node in decoder for name in node.input if name and name not in inside and name not in weights}
-        exits = {name for node in graph.node if not node.name.startswith("/dec/") for name in node.input if name in inside}
+        entries = {name for node in decoder for name in node.input
+                   if name and name not in inside and name not in weights}
+        exits = {name for node in graph.node if not node.name.startswith("/dec/")
+                 for name in node.input if name in inside}
         exits |= {output.name for output in graph.output if output.name in inside}
         if len(entries) != 1 or len(exits) != 1:
             raise ValueError(f"decoder with inputs {sorted(entries)} and outputs {sorted(exits)}")
@@ -642,9 +645,10 @@ class DecoderSplit:
         kept = [nodes[number] for number in sorted(kept)]
         weights = [tensor for tensor in model.graph.initializer if tensor.name in needed]
         names = {tensor.name for tensor in weights}
-        graph = onnx.helper.make_graph(kept, model.graph.name, [i for i in inputs if i.name in needed and i.name not in names],
-                                       outputs, weights)
-        return onnx.helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version).SerializeToString()
+        inputs = [value for value in inputs if value.name in needed and value.name not in names]
+        graph = onnx.helper.make_graph(kept, model.graph.name, inputs, outputs, weights)
+        model = onnx.helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version)
+        return model.SerializeToString()
 
     def decode(self, latent, first, last, options=None):
         """Samples of frames first..<last of `latent` (1, channels, frames)."""

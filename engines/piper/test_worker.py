@@ -665,7 +665,7 @@ class DecoderSplitTests(unittest.TestCase):
 
     def test_the_first_piece_leaves_time_to_decode_the_rest(self):
         w = self.worker
-        for share in (0.1, 0.25, 0.5):
+        for share in (0.1, 0.25, 0.5, 1.0):
             for frames in range(1, 3000):
                 first = w.first_piece(frames, 16, share)
                 self.assertLessEqual(first, frames)

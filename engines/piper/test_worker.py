@@ -437,6 +437,29 @@ class PiperWorkerTests(unittest.TestCase):
         self.assertLess(times[0], 2.0)
         self.assertGreater(len(audio) / RATE, 15)
 
+    def test_the_first_sound_does_not_wait_for_the_whole_first_clause(self):
+        # One clause of 20 words (about 5 s of audio): its first frames are decoded and sent first, the rest
+        # while they play (DecoderSplit); before, every chunk came at once, after the whole clause.
+        text = ("the small room on the third floor next to the kitchen is where the meeting "
+                "will be held from now on")
+        sent = time.monotonic()
+        self.worker.send(text_request(28, text))
+        arrivals = []  # (seconds after the request, samples before this chunk)
+        samples = 0
+        while True:
+            message = self.worker.next(30)
+            if message[0] == "end":
+                break
+            if len(message[2]):
+                arrivals.append((time.monotonic() - sent, samples))
+                samples += len(message[2])
+        self.assertEqual(message[1:3], (28, 0))
+        first, last = arrivals[0][0], arrivals[-1][0]
+        self.assertGreater(last - first, 0.2 * last, f"first chunk at {first * 1000:.0f} ms, last at {last * 1000:.0f}")
+        # No gap: each chunk comes before what was sent before it has been played.
+        ahead = min(before / RATE - (at - first) for at, before in arrivals[1:])
+        self.assertGreater(ahead, 0.0, "a chunk came after the audio before it had played")
+
     def test_cancel_during_a_long_clause(self):
         words = " ".join(["word"] * 24)
         self.worker.send(text_request(22, words))
@@ -612,6 +635,70 @@ class AudioFunctionTests(unittest.TestCase):
         # A peak in the first samples of the next piece is held too.
         out = limiter.process(np.concatenate([[3.0], 0.1 * np.ones(100)]))
         self.assertLessEqual(np.abs(out).max(), self.worker.CEILING + 1e-9)
+
+
+class DecoderSplitTests(unittest.TestCase):
+    """The model cut before its vocoder (the worker's DecoderSplit), in this process."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.worker = a11yd_piper_worker
+
+    def test_a_unit_decoded_in_pieces_is_the_unit_decoded_whole(self):
+        w = self.worker
+        voice = w.Voice("en_US-joe-medium", os.path.join(VOICES, "en_US-joe-medium.onnx"),
+                        os.path.join(VOICES, "en_US-joe-medium.onnx.json"), 1)
+        self.assertIsNotNone(voice.split, "the voice's decoder is run apart")
+        self.assertTrue(voice.aligned)
+        ids = [1, 0] + [i for c in "həlˈoʊ ðˈɛɹ." for i in voice.id_map.get(c, []) + [0]] + [2]
+        latent, durations = voice.run(ids, voice.config.length_scale)
+        frames = latent.frames.shape[2]
+        self.assertEqual(len(latent), frames * voice.config.hop_length)
+        self.assertEqual(len(durations.reshape(-1)), len(ids))
+        whole = latent.decode(0, frames)
+        for first in (1, 16, frames // 2, frames - 1):
+            pieces = np.concatenate([latent.decode(0, first), latent.decode(first, frames)])
+            self.assertEqual(len(pieces), len(whole))
+            self.assertLess(float(np.abs(pieces - whole).max()), 1e-4, first)
+
+    def test_the_first_piece_leaves_time_to_decode_the_rest(self):
+        w = self.worker
+        for share in (0.1, 0.25, 0.5, 1.0):
+            for frames in range(1, 3000):
+                first = w.first_piece(frames, 16, share)
+                self.assertLessEqual(first, frames)
+                self.assertGreaterEqual(first, min(frames, w.FIRST_PIECE_FRAMES))
+                if first < frames:
+                    rest = frames - first + 16
+                    self.assertLessEqual(share * rest, first - w.LEAD_IN_FRAMES + 1e-9, (share, frames))
+                    self.assertGreaterEqual(frames - first, first // 2, frames)
+
+    def test_the_share_follows_the_slowest_recent_decoding(self):
+        w = self.worker
+        split = w.DecoderSplit.__new__(w.DecoderSplit)
+        split.hop, split.sample_rate, split.speeds = 256, 22050, w.collections.deque(maxlen=8)
+        self.assertEqual(split.share(), w.DECODING_SHARES[0])
+        frame = 256 / 22050
+        split.speeds.extend([0.06 * frame, 0.1 * frame, 0.05 * frame])
+        self.assertAlmostEqual(split.share(), w.DECODING_MARGIN * 0.1)
+        split.speeds.append(1.0 * frame)
+        self.assertEqual(split.share(), w.DECODING_SHARES[1])
+
+    def test_the_rest_gain_puts_the_unit_at_the_target(self):
+        w = self.worker
+        rate = 22050
+        t = np.arange(2 * rate) / rate
+        # Loud at first, softer after: the first piece alone is louder than the whole.
+        audio = (np.sin(2 * np.pi * 220 * t) * np.where(t < 0.4, 0.3, 0.1)).astype(np.float32)
+        split, target = int(0.5 * rate), 0.1
+        first_gain = target / w.gated_rms(audio[:split], rate)
+        gain = w.rest_gain(audio, split, first_gain, target, rate)
+        scaled = np.concatenate([audio[:split] * first_gain, audio[split:] * gain])
+        self.assertAlmostEqual(20 * math.log10(w.gated_rms(scaled, rate) / target), 0.0, delta=0.1)
+        self.assertAlmostEqual(20 * math.log10(w.gated_rms(scaled[:split], rate) / target), 0.0, delta=0.1)
+        self.assertIsNone(w.rest_gain(audio[:split], split, first_gain, target, rate), "no rest")
 
 
 class StartTests(unittest.TestCase):

@@ -42,9 +42,11 @@ final class DaemonHarness {
     /// Ended with the harness: this process outlives them.
     private let workerEngines: [WorkerEngine]
 
+    /// Warnings and above, unless `A11YD_TEST_LOG_LEVEL` names another level (`debug`, `trace`): the
+    /// daemon's own log, to see why an item ended as it did in a run that failed only under load.
     static let logger: Logger = {
         var logger = Logger(label: "a11yd-test")
-        logger.logLevel = .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["A11YD_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return logger
     }()
 

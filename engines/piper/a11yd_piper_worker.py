@@ -138,6 +138,14 @@ UNIT_GAIN_RAMP_SECONDS = 0.1
 DURATION_NOISE = 0.0
 
 
+def release_free_memory():
+    """Gives the C heap's free pages back to the system (glibc's malloc_trim); nothing where there is none."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):
+        pass
+
+
 def log(text):
     try:
         sys.stderr.write("a11yd-piper: " + " ".join(str(text).split()) + "\n")
@@ -541,6 +549,9 @@ class Voice:
         except Exception as error:
             why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise VoiceError(f"cannot load piper:{name}: {config_path} does not fit {model}: {why}") from None
+        # Loading leaves the parsed model and the two graphs' bytes freed but kept by the C heap: given back,
+        # the loaded worker holds 216 MB instead of 248 (en_US-joe-medium, split; 150 MB decoded whole).
+        release_free_memory()
 
     def run(self, ids, length_scale, options=None):
         """[audio, durations if the voice has them] for phoneme ids; with a split model, the audio is a

@@ -199,7 +199,7 @@ done
 
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
 # plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
-# lanes, each in a process of its own, side by side (two suites that mostly wait for speech to be
+# lanes, each in a process of its own, side by side (suites that mostly wait for speech to be
 # heard, on a machine the lanes no longer load).
 if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"

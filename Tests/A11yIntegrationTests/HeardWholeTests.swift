@@ -42,20 +42,22 @@ import Testing
     /// About 4 s of English in the natural voice: its pauses and stops must hold as eSpeak's do (issue 27).
     static let englishSentence = "my friend Emily read the long novel in one year, along the lake, but he did not, he was ill"
 
-    /// Every scenario again, in the Piper voice.
-    static let piperScenarios: [Scenario] = scenarios.map { scenario in
-        var piper = scenario
-        piper.voice = PiperTestVoice.identifier
-        piper.text = scenario.text == sentence ? englishSentence : englishSentence + " " + englishSentence
-        return piper
+    /// The scenarios of a pause at `boundary` again, in the Piper voice.
+    static func piperScenarios(pausedAt boundary: PauseBoundary) -> [Scenario] {
+        scenarios(pausedAt: boundary).map { scenario in
+            var piper = scenario
+            piper.voice = PiperTestVoice.identifier
+            piper.text = scenario.text == sentence ? englishSentence : englishSentence + " " + englishSentence
+            return piper
+        }
     }
 
-    static let scenarios: [Scenario] =
-        [PauseBoundary.word, .immediate].flatMap { boundary in
-            Moment.allCases.map { Scenario(boundary: boundary, moment: $0) }
-                + [Scenario(kind: .screenChanged, boundary: boundary, moment: .started),
-                   Scenario(text: longSentence + " " + sentence, boundary: boundary, moment: .afterPost)]
-        }
+    /// Every moment a pause at `boundary` is asked at, and a screenChanged item's earcon, and a long text.
+    static func scenarios(pausedAt boundary: PauseBoundary) -> [Scenario] {
+        Moment.allCases.map { Scenario(boundary: boundary, moment: $0) }
+            + [Scenario(kind: .screenChanged, boundary: boundary, moment: .started),
+               Scenario(text: longSentence + " " + sentence, boundary: boundary, moment: .afterPost)]
+    }
 
     /// Seconds voiced by `post` heard unpaused on `daemon`.
     static func reference(_ post: Post, on daemon: DaemonHarness) async throws -> Double {
@@ -68,11 +70,8 @@ import Testing
     }
 
     /// Every scenario on one daemon (a private server each would double the suite's time), each
-    /// compared with its text heard unpaused on that daemon.
-    @Test func pausedAndResumedIsHeardWhole() async throws {
-        try await everyScenario(Self.scenarios, on: DaemonHarness())
-    }
-
+    /// compared with its text heard unpaused on that daemon. Run by the suites of each boundary and
+    /// voice below (`HeardWholeAtAWordTests`…).
     func everyScenario(_ scenarios: [Scenario], on daemon: DaemonHarness) async throws {
         var references: [String: HeardWhole] = [:]
         for scenario in scenarios {
@@ -265,10 +264,35 @@ import Testing
     }
 }
 
-/// Every scenario of `HeardWholeTests.pausedAndResumedIsHeardWhole` in the natural voice, through the
-/// real Piper worker (issue 27); a suite of its own, so that test lanes can run it beside the eSpeak one.
-@Suite(.serialized) struct PiperHeardWholeTests {
-    @Test func pausedAndResumedInThePiperVoiceIsHeardWhole() async throws {
-        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios, on: DaemonHarness(piper: true))
+// Every scenario (`HeardWholeTests.scenarios(pausedAt:)`), one suite per pause boundary and voice, each on a daemon
+// of its own: suites are what the test lanes deal, and these four, the slowest sound tests (about a minute
+// each), run side by side after the lanes (Tests/suite-times.tsv marks them `alone`) instead of one after
+// the other in two suites of two minutes.
+
+/// Paused at a word boundary at every moment, and resumed, in eSpeak's French.
+@Suite(.serialized) struct HeardWholeAtAWordTests {
+    @Test func pausedAtAWordAndResumedIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .word), on: DaemonHarness())
+    }
+}
+
+/// Paused at once at every moment, and resumed, in eSpeak's French.
+@Suite(.serialized) struct HeardWholeAtOnceTests {
+    @Test func pausedAtOnceAndResumedIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .immediate), on: DaemonHarness())
+    }
+}
+
+/// The same in the natural voice, through the real Piper worker (issue 27): at a word boundary.
+@Suite(.serialized) struct PiperHeardWholeAtAWordTests {
+    @Test func pausedAtAWordAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .word), on: DaemonHarness(piper: true))
+    }
+}
+
+/// The same in the natural voice: paused at once.
+@Suite(.serialized) struct PiperHeardWholeAtOnceTests {
+    @Test func pausedAtOnceAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .immediate), on: DaemonHarness(piper: true))
     }
 }

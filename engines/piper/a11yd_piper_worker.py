@@ -783,17 +783,26 @@ class Voices:
 # --- audio --------------------------------------------------------------------------------------------------
 
 
-def gated_rms(samples, sample_rate, relative_db=-30.0):
-    """RMS over the 20 ms windows within `relative_db` of the loudest: the loudness of the voiced part,
-    whatever the pauses (measured the same way on eSpeak-NG for TARGET_RMS_AT_100)."""
+def gated_windows(samples, sample_rate, relative_db=-30.0):
+    """(the window's length in samples, each whole 20 ms window's mean energy, which of them are within
+    `relative_db` of the loudest): what gated_rms and rest_gain measure; None when `samples` is shorter
+    than a window."""
     window = max(int(0.02 * sample_rate), 1)
     count = len(samples) // window
     if count == 0:
+        return None
+    energy = np.mean(np.square(samples[:count * window], dtype=np.float64).reshape(count, window), axis=1)
+    return window, energy, energy >= energy.max() * 10 ** (relative_db / 10)
+
+
+def gated_rms(samples, sample_rate, relative_db=-30.0):
+    """RMS over the 20 ms windows within `relative_db` of the loudest: the loudness of the voiced part,
+    whatever the pauses (measured the same way on eSpeak-NG for TARGET_RMS_AT_100)."""
+    gated = gated_windows(samples, sample_rate, relative_db)
+    if gated is None:
         return float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if len(samples) else 0.0
-    windows = samples[:count * window].astype(np.float64).reshape(count, window)
-    levels = np.sqrt(np.mean(windows * windows, axis=1))
-    voiced = windows[levels >= levels.max() * 10 ** (relative_db / 20)]
-    return float(np.sqrt(np.mean(voiced * voiced)))
+    _, energy, voiced = gated
+    return float(np.sqrt(np.mean(energy[voiced])))
 
 
 RESAMPLING_ZERO_CROSSINGS = 32
@@ -858,13 +867,11 @@ def rest_gain(audio, split, first_gain, target, sample_rate):
     """The gain of audio[split:] that, with audio[:split] at `first_gain`, puts the whole at `target` as
     gated_rms measures it (its windows gated as in the audio unscaled; a window belongs to the piece it
     starts in), or None if there is none."""
-    window = max(int(0.02 * sample_rate), 1)
-    count = len(audio) // window
-    if count == 0:
+    gated = gated_windows(audio, sample_rate)
+    if gated is None:
         return None
-    energy = np.mean(np.square(audio[:count * window].astype(np.float64)).reshape(count, window), axis=1)
-    kept = np.sqrt(energy) >= np.sqrt(energy.max()) * 10 ** (-30 / 20)
-    first = np.arange(count) * window < split
+    window, energy, kept = gated
+    first = np.arange(len(energy)) * window < split
     before, after = energy[kept & first].sum(), energy[kept & ~first].sum()
     square = (target * target * kept.sum() - first_gain * first_gain * before) / after if after > 0 else 0.0
     return math.sqrt(square) if square > 0 else None

@@ -87,8 +87,14 @@ final class DaemonHarness {
         group = ServiceGroup(configuration: services.group)
         let group = self.group
         let groupEnded = self.groupEnded
+        let output = services.output
         running = Task {
             defer { groupEnded.isSet.store(true, ordering: .releasing) }
+            // As Daemon.run does, once the group has ended however it ended: the output closed here
+            // stops its event thread, rather than in a deinit on whichever thread lets it go last,
+            // which could be that event thread, mid-callback (libpulse then aborts the process:
+            // "pa_threaded_mainloop_lock ... in_worker", a test lane lost to it once).
+            defer { output.close() }
             try await group.run()
         }
         let deadline = ContinuousClock.now + .seconds(10)

@@ -10,11 +10,13 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--beside COMMAND]
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND]
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
+#     --plan             print which suites each lane would run, and run nothing (which suites shared
+#                        a process with one that crashed in CI)
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
 #                        nice 19; as root, back to the usual priority once the lanes are done): work
 #                        that needs the CPU the waiting lanes do not (make test: the package test's
@@ -29,14 +31,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-3}
-unit=0 record=0 beside=""
+unit=0 record=0 plan_only=0 beside=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
         --unit) unit=1; shift ;;
         --record) record=1; shift ;;
+        --plan) plan_only=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--beside COMMAND]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND]" >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
@@ -133,11 +136,30 @@ fi
 total=0
 for lane in "${!expected[@]}"; do total=$((total + expected[lane])); done
 
+# What a lane that crashed was doing, for the last lines of the run (all a CI report may show): the
+# runtime's message, the crashed thread's frames, and the tests started and never ended.
+crash_summary() {
+    awk '
+        /^◇ Test (case passing|run started)/ { next }
+        /^◇ Test .* started\.$/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); running[name] = 1; next }
+        /^[^ ]+ Test .* (passed|failed|skipped)/ { name = $0; sub(/^[^ ]+ Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed|skipped).*/, "", name); delete running[name]; next }
+        /Fatal error|Assertion failed|Assertion .* failed|Program crashed|Backtracing from/ { print; next }
+        / crashed:$/ { inthread = 1; blanks = 0; print; next }
+        inthread && /^$/ { blanks++; if (blanks == 2) inthread = 0; next }
+        inthread && blanks == 1 { print }
+        END { for (name in running) print "running when it ended: " name }
+    ' "$1"
+}
+print_plan() {
+    echo "$total tests in ${#filters[@]} lanes (logs: $logs/laneN.log):"
+    while IFS=$'\t' read -r lane seconds count suites; do
+        echo "  lane $lane: $count tests, ~${seconds} s: $suites"
+    done <<<"$plan"
+    [[ -z $alone ]] || echo "then alone: $(paste -sd' ' <<<"$alone")"
+}
+if [[ $plan_only -eq 1 ]]; then print_plan; exit 0; fi
 rm -rf "$logs" && mkdir -p "$logs"
-echo "$total tests in ${#filters[@]} lanes (logs: $logs/laneN.log):"
-while IFS=$'\t' read -r lane seconds count suites; do
-    echo "  lane $lane: $count tests, ~${seconds} s: $suites"
-done <<<"$plan"
+print_plan
 
 start=$SECONDS began=$(date +%s)
 if [[ -n $beside ]]; then
@@ -155,6 +177,8 @@ fi
 # the package beside the lanes); they want little of it, mostly waiting for speech to be heard.
 priority=()
 [[ $(id -u) -ne 0 ]] || priority=(nice -n "${TEST_LANES_NICE:--5}")
+# A crash prints the crashed thread in full and no registers or images, so that it fits the end of a report.
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=yes,interactive=no,registers=none,images=none}
 for lane in "${!filters[@]}"; do
     NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
         --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
@@ -288,7 +312,9 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     done
     echo
     for lane in "${failed[@]}"; do
-        [[ $lane == beside ]] || grep -hE '^(. Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
+        [[ $lane == beside ]] && continue
+        grep -hE '^(. Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
+        crash_summary "$logs/lane$lane.log" | sed "s/^/lane $lane: /"
     done
     echo "failed: $(printf '%s ' "${failed[@]}" | sed -E 's/(^| )([0-9]+)/\1lane \2/g')(logs in $logs)"
     exit 1

@@ -61,7 +61,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: daemon.lexiconFolder, withIntermediateDirectories: true)
         try "[daemon]\nidle_exit_seconds = 1\n".write(toFile: daemon.lexiconFolder + "/a11yd.toml", atomically: true, encoding: .utf8)
         // What SIGHUP does (DaemonProcessTests send it to a11yd).
-        await try #require(daemon.service(ConfigReloadService.self)).reload()
+        try await #require(daemon.service(ConfigReloadService.self)).reload()
         #expect(await clock.settle { clock.sleeperCount == 1 }, "idle time armed at the reload")
         #expect(clock.advance(by: .milliseconds(999)) == 0, "exited before a second after the reload")
         #expect(!daemon.hasEnded, "exited before a second after the reload")

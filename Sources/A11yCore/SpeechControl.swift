@@ -117,15 +117,15 @@ public struct SpeechRequest: Sendable, Equatable {
     public var voice: String?
     /// 0...1, 0.5 is the normal rate (AVSpeechUtterance.rate); nil: the configured rate.
     public var rate: Double?
-    /// 0.5...2, 1 is the voice's normal pitch; nil: the configured pitch.
-    public var pitch: Double?
+    /// Against the voice's normal pitch; nil: the configured pitch.
+    public var pitch: PitchShift?
     /// 0...1, 1 is full volume; nil: the configured volume.
     public var volume: Double?
 
     /// `urgency` nil: the kind's (`Urgency.default(for:)`).
     public init(
         _ content: Content, kind: NotificationKind = .announcement, urgency: Urgency? = nil,
-        language: String? = nil, rate: Double? = nil, pitch: Double? = nil, volume: Double? = nil, voice: String? = nil
+        language: String? = nil, rate: Double? = nil, pitch: PitchShift? = nil, volume: Double? = nil, voice: String? = nil
     ) {
         self.content = content
         self.voice = voice
@@ -160,4 +160,19 @@ public struct RenderedAudio: Sendable, Equatable {
         self.format = format
         self.samples = samples
     }
+}
+
+/// How far from its voice's normal pitch an item is said, in octaves (-1...1: an octave down to an
+/// octave up). Each front end converts its own scale once (the JSON protocol's AVSpeechUtterance
+/// multiplier 0.5...2 is its base-2 logarithm, SSIP's -100...100 its hundredth) and the daemon maps
+/// it onto the engine's scale around the configured pitch: no scale goes through another.
+public struct PitchShift: Sendable, Equatable {
+    /// -1...1, 0 is the voice's normal pitch; clamped.
+    public let octaves: Double
+
+    public init(octaves: Double) {
+        self.octaves = octaves.isNaN ? 0 : min(1, max(-1, octaves))
+    }
+
+    public static let normal = PitchShift(octaves: 0)
 }

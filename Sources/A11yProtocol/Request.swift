@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import Glibc
 
 /// One request line from a client: the operation and the client's own tag, echoed in the reply.
 /// See docs/protocol.md; the JSON is flat (`{"op":"post","id":1,"text":…}`).
@@ -135,7 +136,7 @@ public struct Post: Sendable, Equatable, Codable {
         let kind = kind ?? .announcement
         return SpeechRequest(
             content, kind: kind, urgency: .voiceOver(priority ?? kind.defaultPriority, queued: queue ?? false),
-            language: lang, rate: rate, pitch: pitch, volume: volume, voice: voice)
+            language: lang, rate: rate, pitch: pitch.map { PitchShift(octaves: log2($0)) }, volume: volume, voice: voice)
     }
 }
 

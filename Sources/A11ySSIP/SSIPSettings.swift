@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Which events a client wants for the messages it sends from now on (`SET self NOTIFICATION`).
 public struct SSIPNotifications: OptionSet, Sendable, Hashable {
@@ -75,8 +72,8 @@ public struct SSIPSettings: Sendable, Equatable {
 
     /// 0...1 with 0.5 normal: -100 is the slowest a11yd speaks, 100 the fastest.
     public static func requestRate(_ rate: Int) -> Double { Double(rate + 100) / 200 }
-    /// 0.5...2 with 1 normal: an octave down at -100, up at 100, on a log scale.
-    public static func requestPitch(_ pitch: Int) -> Double { exp2(Double(pitch) / 100) }
+    /// An octave down at -100, up at 100.
+    public static func requestPitch(_ pitch: Int) -> PitchShift { PitchShift(octaves: Double(pitch) / 100) }
     /// 0...1: 100 (speech-dispatcher's default) is full volume, -100 silence.
     public static func requestVolume(_ volume: Int) -> Double { Double(volume + 100) / 200 }
 

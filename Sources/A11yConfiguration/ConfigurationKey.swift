@@ -107,6 +107,25 @@ extension ConfigurationKey where Value == String? {
     }
 }
 
+extension ConfigurationKey where Value: Equatable {
+    /// One of `names`, each the file's spelling of a value: for values whose names belong to
+    /// another format than this file (SSIP's priorities), so that the type itself carries none.
+    public static func choice(_ section: String, _ name: String, names: [(String, Value)]) -> Self {
+        let list = names.map(\.0)
+        let expected = list.dropLast().joined(separator: ", ") + (list.count > 1 ? " or " : "") + (list.last ?? "")
+        return Self(
+            section: section, name: name,
+            parse: { value, key throws(ConfigurationValueError) in
+                guard let string = value.string else { throw ConfigurationValueError(key: key, "must be a string") }
+                guard let choice = names.first(where: { $0.0 == string })?.1 else {
+                    throw ConfigurationValueError(key: key, "must be \(expected), got \"\(string)\"")
+                }
+                return choice
+            },
+            encode: { value in .string(names.first { $0.1 == value }?.0 ?? "") })
+    }
+}
+
 extension ConfigurationKey where Value: RawRepresentable<String> {
     /// One of the names `Value` has; `requirement` says which, given the name found.
     public static func choice(_ section: String, _ name: String, requirement: @escaping @Sendable (String) -> String) -> Self {

@@ -4,7 +4,7 @@ import Synchronization
 /// The one narrow speech API. Every front end (JSON Lines, SSIP) reaches speech through this and
 /// nothing else; the speech side knows nothing of sockets, framing or wire formats. Its values are
 /// never `Codable` and their cases carry no JSON names: A11yProtocol's `CoreTypes+Wire.swift` spells
-/// them (`MessagePriority`'s raw values are speech-dispatcher's own names, which SSIP reads).
+/// them, and A11ySSIP spells `MessagePriority`.
 ///
 /// A front end owns its connections and routes events itself: it gives each connection a
 /// `ClientID`, posts in that client's name, and reads `events()` to tell each client about its own

@@ -30,10 +30,9 @@ public enum NotificationKind: Sendable, Hashable, CaseIterable {
 }
 
 /// speech-dispatcher's five message priorities (SSIP `SET self PRIORITY`), for items posted over SSIP.
-/// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities"). The raw
-/// values are speech-dispatcher's own names, which SSIP's `SET self PRIORITY` and the configuration's
-/// `ssip.default_priority` read; the JSON protocol never carries one.
-public enum MessagePriority: String, Sendable, Hashable, CaseIterable {
+/// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities"). Their names
+/// are SSIP's, spelled in A11ySSIP (`MessagePriority.ssipNames`); the JSON protocol never carries one.
+public enum MessagePriority: Sendable, Hashable, CaseIterable {
     case important, message, text, notification, progress
 
     /// Where such an item waits among VoiceOver's priorities.

@@ -14,7 +14,7 @@ extension SSIPSession {
             if inBlock { return [.reply(.notAllowedInsideBlock)] }
             guard target == .this else { return [.reply(.couldNotSetPriority)] }
             guard let value = arguments.keyword(3) else { return [.reply(.missingParameter)] }
-            guard let priority = MessagePriority(rawValue: value) else { return [.reply(.unknownPriority)] }
+            guard let priority = MessagePriority(ssipName: value) else { return [.reply(.unknownPriority)] }
             settings.priority = priority
             return [.reply(.prioritySet)]
         case "client_name":

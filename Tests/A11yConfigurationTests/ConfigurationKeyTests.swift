@@ -2,6 +2,7 @@
 import A11yConfiguration
 import A11yCore
 import A11yDaemon
+import A11ySSIP
 import Foundation
 import Testing
 
@@ -80,6 +81,21 @@ import Testing
         configuration.ssipDefaultPriority = .text
         #expect(configuration.changes(from: DaemonConfiguration()).count == configuration.settings.count, "every key differs")
         #expect(try DaemonConfiguration.parse(configuration.documentedFile) == configuration)
+    }
+
+    /// `ssip.default_priority` reads speech-dispatcher's names, which A11ySSIP spells (the core's
+    /// `MessagePriority` has none): each one, and another is refused with the five listed.
+    @Test func theSSIPDefaultPriorityReadsSpeechDispatchersNames() throws {
+        for (name, priority) in MessagePriority.ssipNames {
+            #expect(try DaemonConfiguration.parse("[ssip]\ndefault_priority = \"\(name)\"").ssipDefaultPriority == priority)
+        }
+        #expect(MessagePriority.ssipNames.count == MessagePriority.allCases.count)
+        #expect {
+            try DaemonConfiguration.parse("[ssip]\ndefault_priority = \"urgent\"")
+        } throws: { error in
+            (error as? ConfigurationError)?.message
+                == "'ssip.default_priority' must be important, message, text, notification or progress, got \"urgent\""
+        }
     }
 
     /// No key takes a float: each is refused with the key named, whichever row reads it.

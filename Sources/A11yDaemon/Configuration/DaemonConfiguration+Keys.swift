@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yConfiguration
 import A11yCore
+import A11ySSIP
 
 extension DaemonConfiguration {
     /// When a changed key takes effect after a reload (SIGHUP).
@@ -166,8 +167,8 @@ extension DaemonConfiguration {
                 "`a11yd --ssip-socket` wins.",
             ]),
         Key(
-            .choice("ssip", "default_priority", requirement: { _ in "must be one of important, message, text, notification, progress" }),
-            \.ssipDefaultPriority, .atNextStart, shown: { $0.rawValue },
+            .choice("ssip", "default_priority", names: MessagePriority.ssipNames),
+            \.ssipDefaultPriority, .atNextStart, shown: { priority in MessagePriority.ssipNames.first { $0.1 == priority }?.0 ?? "" },
             [
                 "The priority of a client's messages until it sends SET self PRIORITY: important, message, text,",
                 "notification or progress. speech-dispatcher's default is message (each message is said to its",

@@ -11,6 +11,11 @@ struct SSIPConnection: Sendable {
 
     /// Handles one line. Returns false once the connection is to close (QUIT).
     func handle(_ command: SSIPCommand) async -> Bool {
+        guard command.returnsSession else {
+            // An answered STOP or CANCEL: its effect only (the session stayed on the event loop).
+            for case .control(_, let scope, _) in command.actions { _ = await speech.stop(scope) }
+            return true
+        }
         var session = command.session
         await router.beginAnswer(client)
         var actions = command.actions
@@ -33,7 +38,7 @@ struct SSIPConnection: Sendable {
                 case .pause: _ = await speech.pause(scope, at: .immediate)
                 case .resume: _ = await speech.resume(scope)
                 }
-                await router.send(reply, to: client)
+                if let reply { await router.send(reply, to: client) }
                 next = []
             case .changeOthers(let change, let scope):
                 let found = await router.change(change, for: scope, from: client)

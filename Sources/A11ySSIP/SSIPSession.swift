@@ -35,8 +35,9 @@ public struct SSIPSession: Sendable {
         /// Prepare and queue this request in the client's name; its events go to the client as
         /// `notifications` says. Then call `queued(_:)` or `failed(_:)`.
         case speak(SpeechRequest, notifications: SSIPNotifications)
-        /// Apply the control through the speech API, then write `reply`.
-        case control(Control, ControlScope, reply: SSIPReply)
+        /// Apply the control through the speech API, then write `reply`; nil: the line's reply came
+        /// before it (STOP and CANCEL: see `control(_:_:reply:)`).
+        case control(Control, ControlScope, reply: SSIPReply?)
         /// Hand the change to other connections (`.all`: every other one), then call
         /// `changedOthers(_:found:)`.
         case changeOthers(SSIPSettingChange, ControlScope)
@@ -219,14 +220,24 @@ public struct SSIPSession: Sendable {
 
     // MARK: Controls, blocks
 
+    /// STOP and CANCEL are answered before they take effect, as speech-dispatcher answers them: the
+    /// reply leads the line's actions, so it is written on the event loop at once (Orca sends its
+    /// SETs and SPEAK on that reply, while the stop is carried out), and the client's next line waits
+    /// for the stop all the same, and so do the events it ends (held until the line is answered).
+    /// PAUSE and RESUME are answered once in force.
     private func control(_ control: Control, _ arguments: SSIPArguments, reply: SSIPReply) -> [Action] {
         guard let who = arguments.raw(1) else { return [.reply(.missingParameter)] }
         guard let target = Self.target(who) else { return [.reply(.invalidParameter)] }
+        let scope: ControlScope
         switch target {
-        case .this: return [.control(control, .client(client), reply: reply)]
-        case .all: return [.control(control, .all, reply: reply)]
+        case .this: scope = .client(client)
+        case .all: scope = .all
         case .client(let id) where id.rawValue == 0: return [.reply(.idDoesNotExist)]
-        case .client(let id): return [.control(control, .client(id), reply: reply)]
+        case .client(let id): scope = .client(id)
+        }
+        switch control {
+        case .stop, .cancel: return [.reply(reply), .control(control, scope, reply: nil)]
+        case .pause, .resume: return [.control(control, scope, reply: reply)]
         }
     }
 

@@ -22,6 +22,10 @@ import Synchronization
 /// (and nothing is read) while the socket takes no more (the channel is not writable): a client that
 /// sends without reading is held up by its own socket, as by the reader's `Outbox.waitForRoom`.
 ///
+/// STOP and CANCEL are answered here before they take effect, as speech-dispatcher answers them,
+/// and only their effect goes to the reader, without the session: Orca sends one before each key's
+/// SETs and SPEAK, which are answered meanwhile; its SPEAK reaches the reader after the stop.
+///
 /// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`); when that
 /// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply.
 final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -104,17 +108,36 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 heldEvents = nil
                 releaseHeldEvents(hold)
             }
-            guard actions.allSatisfy(\.isReply) else {
+            // The replies that lead the line go out here, at once (all of a line that needs no
+            // speech; a STOP's or CANCEL's before its effect); the rest goes to the reader.
+            let leading = actions.prefix(while: \.isReply)
+            for case .reply(let reply) in leading {
+                context.write(wrapOutboundOut(reply), promise: nil)
+                wrote = true
+            }
+            let rest = Array(actions.dropFirst(leading.count))
+            if !rest.isEmpty, rest.allSatisfy(\.isAnsweredStop) {
+                // A STOP or CANCEL, answered: the reader carries out the stop, and the session stays
+                // here, so that the lines after it (Orca's SETs) are answered meanwhile; a line that
+                // needs speech follows the stop through the reader, in order.
+                context.flush()
+                wrote = false
+                self.session = session
+                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: rest, session: session, returnsSession: false)))
+                context.fireChannelReadComplete()
+                continue
+            }
+            guard rest.isEmpty else {
+                if wrote {
+                    context.flush()
+                    wrote = false
+                }
                 self.session = nil
-                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: actions, session: session)))
+                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: rest, session: session)))
                 context.fireChannelReadComplete()
                 break
             }
             self.session = session
-            for case .reply(let reply) in actions {
-                context.write(wrapOutboundOut(reply), promise: nil)
-                wrote = true
-            }
         }
         if wrote { context.flush() }
         guard waiting.isEmpty else { return }
@@ -130,10 +153,12 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// A line that needs speech, as the session answered it, for the connection's reader to carry out
-/// (`SSIPConnection.handle`): the session is the reader's until it sends it back.
+/// (`SSIPConnection.handle`): the session is the reader's until it sends it back, unless the line is
+/// an answered STOP or CANCEL (`returnsSession` false: the handler kept the session).
 struct SSIPCommand: Sendable {
     var actions: [SSIPSession.Action]
     var session: SSIPSession
+    var returnsSession = true
 }
 
 /// What the SSIP connection's writer hands the pipeline, in order.
@@ -180,5 +205,14 @@ extension SSIPSession.Action {
     var isReply: Bool {
         if case .reply = self { return true }
         return false
+    }
+
+    /// A STOP's or CANCEL's effect, its reply already written: it needs the speech API but not the
+    /// session, nor anything written after it.
+    var isAnsweredStop: Bool {
+        switch self {
+        case .control(.stop, _, reply: nil), .control(.cancel, _, reply: nil): true
+        default: false
+        }
     }
 }

@@ -101,6 +101,30 @@ import Testing
         #expect(try h.written() == ["225-2\r\n225 OK MESSAGE QUEUED\r\n", "251-20\r\n251 OK GET RETURNED\r\n"])
     }
 
+    /// Orca's key echo: CANCEL, its SETs, then SPEAK. The CANCEL is answered here at once and the
+    /// SETs after it too, while the reader carries out the stop (without the session); the message
+    /// goes to the reader after the stop, with the settings set before it.
+    @Test func aCancelIsAnsweredAtOnceAndTheLinesAfterItAreNotHeldUp() throws {
+        let h = try Harness()
+        try h.read("CANCEL self", "SET self RATE 10", "STOP all", "SPEAK", "un", ".")
+        #expect(try h.written() == ["213 OK CANCELED\r\n", "203 OK RATE SET\r\n", "210 OK STOPPED\r\n", "230 OK RECEIVING DATA\r\n"])
+        let handed = try h.handedOver()
+        #expect(handed.map(\.actions.count) == [1, 1, 1])
+        #expect(handed.prefix(2).map(\.actions) == [
+            [.control(.cancel, .client(ClientID(rawValue: 7)), reply: nil)], [.control(.stop, .all, reply: nil)],
+        ])
+        #expect(handed.map(\.returnsSession) == [false, false, true])
+        #expect(rate(of: handed[2]) == SSIPSettings.requestRate(10))
+    }
+
+    /// A PAUSE is answered once in force: all of it goes to the reader.
+    @Test func aPauseIsAnsweredByTheReader() throws {
+        let h = try Harness()
+        try h.read("PAUSE self")
+        #expect(try h.written().isEmpty)
+        #expect(try h.handedOver().map(\.actions) == [[.control(.pause, .client(ClientID(rawValue: 7)), reply: SSIPReply(211, "OK PAUSED"))]])
+    }
+
     @Test func nothingIsReadWhileALineIsWithTheReader() throws {
         let h = try Harness()
         h.channel.read()

@@ -211,10 +211,12 @@ import Testing
         #expect(icon.content == .text("message new", spans: []))
     }
 
+    /// STOP and CANCEL are answered first, as speech-dispatcher answers them (before they take
+    /// effect); PAUSE and RESUME once in force.
     @Test func controlsCarryTheirScopeAndReply() {
         var s = session()
-        #expect(send(&s, "CANCEL self") == [.control(.cancel, .client(me), reply: SSIPReply(213, "OK CANCELED"))])
-        #expect(send(&s, "STOP all") == [.control(.stop, .all, reply: SSIPReply(210, "OK STOPPED"))])
+        #expect(send(&s, "CANCEL self") == [.reply(SSIPReply(213, "OK CANCELED")), .control(.cancel, .client(me), reply: nil)])
+        #expect(send(&s, "STOP all") == [.reply(SSIPReply(210, "OK STOPPED")), .control(.stop, .all, reply: nil)])
         #expect(send(&s, "PAUSE 3") == [.control(.pause, .client(ClientID(rawValue: 3)), reply: SSIPReply(211, "OK PAUSED"))])
         #expect(send(&s, "RESUME self") == [.control(.resume, .client(me), reply: SSIPReply(212, "OK RESUMED"))])
     }

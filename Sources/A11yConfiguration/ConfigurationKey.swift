@@ -107,22 +107,22 @@ extension ConfigurationKey where Value == String? {
     }
 }
 
-extension ConfigurationKey where Value: Equatable {
-    /// One of `names`, each the file's spelling of a value: for values whose names belong to
+extension ConfigurationKey where Value: CaseIterable {
+    /// One of `Value`'s cases, by the name `caseName` gives it: for values whose names belong to
     /// another format than this file (SSIP's priorities), so that the type itself carries none.
-    public static func choice(_ section: String, _ name: String, names: [(String, Value)]) -> Self {
-        let list = names.map(\.0)
-        let expected = list.dropLast().joined(separator: ", ") + (list.count > 1 ? " or " : "") + (list.last ?? "")
+    public static func choice(_ section: String, _ name: String, named caseName: @escaping @Sendable (Value) -> String) -> Self {
+        let names = Value.allCases.map(caseName)
+        let expected = names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
         return Self(
             section: section, name: name,
             parse: { value, key throws(ConfigurationValueError) in
                 guard let string = value.string else { throw ConfigurationValueError(key: key, "must be a string") }
-                guard let choice = names.first(where: { $0.0 == string })?.1 else {
+                guard let choice = Value.allCases.first(where: { caseName($0) == string }) else {
                     throw ConfigurationValueError(key: key, "must be \(expected), got \"\(string)\"")
                 }
                 return choice
             },
-            encode: { value in .string(names.first { $0.1 == value }?.0 ?? "") })
+            encode: { .string(caseName($0)) })
     }
 }
 

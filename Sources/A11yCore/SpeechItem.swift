@@ -31,7 +31,7 @@ public enum NotificationKind: Sendable, Hashable, CaseIterable {
 
 /// speech-dispatcher's five message priorities (SSIP `SET self PRIORITY`), for items posted over SSIP.
 /// They bring their own rules on the one queue (docs/semantics.md, "SSIP priorities"). Their names
-/// are SSIP's, spelled in A11ySSIP (`MessagePriority.ssipNames`); the JSON protocol never carries one.
+/// are SSIP's, spelled in A11ySSIP (`MessagePriority.ssipName`); the JSON protocol never carries one.
 public enum MessagePriority: Sendable, Hashable, CaseIterable {
     case important, message, text, notification, progress
 

@@ -86,10 +86,11 @@ import Testing
     /// `ssip.default_priority` reads speech-dispatcher's names, which A11ySSIP spells (the core's
     /// `MessagePriority` has none): each one, and another is refused with the five listed.
     @Test func theSSIPDefaultPriorityReadsSpeechDispatchersNames() throws {
-        for (name, priority) in MessagePriority.ssipNames {
-            #expect(try DaemonConfiguration.parse("[ssip]\ndefault_priority = \"\(name)\"").ssipDefaultPriority == priority)
+        #expect(MessagePriority.allCases.map(\.ssipName) == ["important", "message", "text", "notification", "progress"])
+        for priority in MessagePriority.allCases {
+            #expect(try DaemonConfiguration.parse("[ssip]\ndefault_priority = \"\(priority.ssipName)\"").ssipDefaultPriority == priority)
+            #expect(MessagePriority(ssipName: priority.ssipName) == priority)
         }
-        #expect(MessagePriority.ssipNames.count == MessagePriority.allCases.count)
         #expect {
             try DaemonConfiguration.parse("[ssip]\ndefault_priority = \"urgent\"")
         } throws: { error in

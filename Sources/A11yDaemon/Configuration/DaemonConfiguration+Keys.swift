@@ -167,8 +167,8 @@ extension DaemonConfiguration {
                 "`a11yd --ssip-socket` wins.",
             ]),
         Key(
-            .choice("ssip", "default_priority", names: MessagePriority.ssipNames),
-            \.ssipDefaultPriority, .atNextStart, shown: { priority in MessagePriority.ssipNames.first { $0.1 == priority }?.0 ?? "" },
+            .choice("ssip", "default_priority", named: \.ssipName),
+            \.ssipDefaultPriority, .atNextStart, shown: { $0.ssipName },
             [
                 "The priority of a client's messages until it sends SET self PRIORITY: important, message, text,",
                 "notification or progress. speech-dispatcher's default is message (each message is said to its",

@@ -116,28 +116,19 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 wrote = true
             }
             let rest = Array(actions.dropFirst(leading.count))
-            if !rest.isEmpty, rest.allSatisfy(\.isAnsweredStop) {
-                // A STOP or CANCEL, answered: the reader carries out the stop, and the session stays
-                // here, so that the lines after it (Orca's SETs) are answered meanwhile; a line that
-                // needs speech follows the stop through the reader, in order.
+            // A STOP or CANCEL, answered, leaves the session here: the reader carries out the stop
+            // while the lines after it (Orca's SETs) are answered, and a line that needs speech
+            // follows the stop through the reader, in order. Any other line takes the session along.
+            let keepsSession = rest.allSatisfy(\.isAnsweredStop)
+            self.session = keepsSession ? session : nil
+            guard !rest.isEmpty else { continue }
+            if wrote {
                 context.flush()
                 wrote = false
-                self.session = session
-                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: rest, session: session, returnsSession: false)))
-                context.fireChannelReadComplete()
-                continue
             }
-            guard rest.isEmpty else {
-                if wrote {
-                    context.flush()
-                    wrote = false
-                }
-                self.session = nil
-                context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: rest, session: session)))
-                context.fireChannelReadComplete()
-                break
-            }
-            self.session = session
+            context.fireChannelRead(wrapInboundOut(SSIPCommand(actions: rest, session: session, returnsSession: !keepsSession)))
+            context.fireChannelReadComplete()
+            guard keepsSession else { break }
         }
         if wrote { context.flush() }
         guard waiting.isEmpty else { return }

@@ -11,15 +11,20 @@ SAY_LANG ?= fr
 # crashes still say file, line and function, and a fresh build takes 19 % less CPU (463 -> 376 CPU-s on
 # 2 cores, `time swift build --build-tests` in a fresh clone, BENCHMARKS.md), which on this machine is
 # most of `make test`'s time. For lldb's variables, build without it (`swift build --build-tests`).
-TEST_BUILD = $(SWIFT) build --build-tests -Xswiftc -gline-tables-only
+DEBUG_FLAGS = -Xswiftc -gline-tables-only
+TEST_BUILD = $(SWIFT) build --build-tests $(DEBUG_FLAGS)
 # The release build's flags, the same in every command that builds .build/release (make run, install and
 # its man-page plugin, deb and debian/rules, bench, soak, order-file), or each would rebuild it all: line
 # tables too, as crash backtraces need them (file and line), not full debug information, which the
 # package strips anyway and which takes a tenth of the build's CPU (make test builds the package).
 RELEASE_FLAGS = -Xswiftc -gline-tables-only
 RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS)
+# The flags of CONFIGURATION's build, and that build: what `make build`, `install` and `deb` use. With
+# CONFIGURATION=debug it is the tests' own build (make test packages that one: see `test`).
+BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),$(DEBUG_FLAGS))
+CONFIGURED_BUILD = $(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS)
 
-.PHONY: all deps build release-build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build binaries release-build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -27,9 +32,13 @@ deps:
 	scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build -c $(CONFIGURATION) $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS))
+	$(CONFIGURED_BUILD)
 
-# The release build alone (debian/rules builds with it).
+# CONFIGURATION's build alone, installing nothing (debian/rules builds with it).
+binaries:
+	$(CONFIGURED_BUILD)
+
+# The release build alone.
 release-build:
 	$(RELEASE_BUILD)
 
@@ -49,10 +58,11 @@ run: build
 # daemon against the real libespeak-ng and private PulseAudio servers the tests start themselves.
 # In TEST_LANES test processes at once (scripts/test-lanes.sh): the tests mostly wait for speech to
 # be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
-# Where the package test will run, its package is built meanwhile (release build, debhelper,
-# lintian: package-test.sh --build) at the lowest CPU priority, then installed, heard and purged.
+# Where the package test will run, its package is made meanwhile at the lowest CPU priority from the
+# tests' own debug build (debhelper, lintian: package-test.sh --build; a release build as well would
+# double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
 # The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
-# build, and its worker's own tests run once the suites are done, while the package's last steps go on.
+# build; its worker's own tests, then the installed package's, run beside the suites that run alone.
 TEST_LANES ?= 3
 test:
 	scripts/install-deps.sh --test --no-voices
@@ -63,11 +73,10 @@ test:
 		if ! $(TEST_BUILD); then kill $$voices 2>/dev/null; exit 1; fi; \
 		if ! wait $$voices; then cat .build-voices/install.log; echo "installing the natural voice failed" >&2; exit 1; fi; \
 		cat .build-voices/install.log
-	@if scripts/package-test.sh --would-run; then beside="scripts/package-test.sh --build"; else beside=""; fi; \
-		after="$(MAKE) --no-print-directory test-piper"; \
+	@if scripts/package-test.sh --would-run; then beside="DEB_CONFIGURATION=debug scripts/package-test.sh --build"; else beside=""; fi; \
+		after="$(MAKE) --no-print-directory test-piper && SWIFT=$(SWIFT) scripts/package-test.sh --built"; \
 		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --after '$$after'"; \
 		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --after "$$after"
-	SWIFT=$(SWIFT) scripts/package-test.sh --built
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
 # seconds after a build: for the edit-test loop. `make test` runs them too.
@@ -189,7 +198,7 @@ install: $(INSTALL_BUILD)
 	@tool=a11yd; \
 	page="$(SCRATCH)/plugins/GenerateManual/outputs/$$tool/$$tool.1"; \
 	if [ ! -f "$$page" ] || [ "$$page" -ot "$(BIN)/$$tool" ]; then \
-		$(SWIFT) package $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS)) --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
+		$(SWIFT) package $(BUILD_FLAGS) --scratch-path "$(SCRATCH)" plugin generate-manual --configuration $(CONFIGURATION) >/dev/null 2>&1 || true; \
 	fi; \
 	if [ -f "$$page" ]; then \
 		install -m 644 "$$page" "$(DESTDIR)$(MANDIR)/man1/$$tool.1"; \
@@ -220,14 +229,14 @@ uninstall:
 	@[ -n "$(CONFIG_FILE)" ] && [ -e "$(DESTDIR)$(CONFIG_FILE)" ] && echo "kept $(CONFIG_FILE) (remove it by hand)" || true
 
 # --- Debian package (docs/service.md, "The Debian package") ---------------------------------------
-# dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from the release build (reused when it is
-# up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
-# says why the ones that stay are right).
+# dist/a11yd_VERSION_ARCH.deb with debhelper (debian/), from CONFIGURATION's build (release; reused when
+# it is up to date), checked by lintian: an error fails, warnings are printed (debian/a11yd.lintian-overrides
+# says why the ones that stay are right). make test packages its debug build (CONFIGURATION=debug).
 deb:
 	scripts/install-deps.sh --deb
-	$(RELEASE_BUILD)
+	$(CONFIGURED_BUILD)
 	dpkg-checkbuilddeps
 	rm -rf debian/a11yd dist && mkdir -p dist
-	debian/rules binary SWIFT=$(SWIFT)
+	debian/rules binary SWIFT=$(SWIFT) CONFIGURATION=$(CONFIGURATION)
 	lintian --fail-on error --display-info dist/a11yd_*.deb
 	@ls -l dist/*.deb

@@ -19,11 +19,11 @@
 #                        a process with one that crashed in CI)
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
 #                        nice 19; as root, back to the usual priority once the lanes are done): work
-#                        that needs the CPU the waiting lanes do not (make test: the package test's
-#                        release build and package); its failure fails the run
-#     --after COMMAND    once every suite passed, run COMMAND (bash -c) while what is left of the
-#                        command beside goes on (make test: the natural voice's worker tests, during
-#                        the package's last steps); its failure fails the run
+#                        that needs the CPU the waiting lanes do not (make test: the package built
+#                        and checked); its failure fails the run
+#     --after COMMAND    once the lanes passed and the command beside is done, run COMMAND (bash -c)
+#                        side by side with the suites that run alone (make test: the natural voice's
+#                        worker tests, then the package installed and heard); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -58,9 +58,9 @@ tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
 
 listed=$(mktemp)
 declare -A pids
-beside_pid="" ticker_pid=""
+beside_pid="" ticker_pid="" after_pid=""
 # Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $ticker_pid; do kill "$pid" 2>/dev/null || true; done
+trap 'for pid in "${pids[@]}" $ticker_pid $after_pid; do kill "$pid" 2>/dev/null || true; done
       [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
@@ -226,10 +226,46 @@ while [[ $remaining -gt 0 ]]; do
     remaining=${#pids[@]}
 done
 
+kill "$ticker_pid" 2>/dev/null || true
+ticker_pid=""
+echo "lanes took $((SECONDS - start)) s"
+if [[ -n $beside_pid ]]; then
+    if kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
+        # The lanes no longer want the CPU: what is left of the command beside takes its fair share
+        # again (only root may raise a priority back), as the builds of the same machine do.
+        echo "the lanes are done: the rest of the command beside them at the usual priority"
+        for _ in 1 2; do
+            for pid in $(pgrep -g "$beside_pid"); do
+                chrt --other -p 0 "$pid" 2>/dev/null || true
+                renice -n 0 -p "$pid" >/dev/null 2>&1 || true
+            done
+        done
+    fi
+    status=0
+    wait "$beside_pid" || status=$?
+    beside_pid=""
+    if [[ $status -eq 0 ]]; then
+        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
+    else
+        echo
+        echo "======== beside the lanes FAILED (exit status $status): $beside ========"
+        cat "$logs/beside.log"
+        failed+=(beside)
+    fi
+fi
+# What comes after the lanes and the command beside (make test: the natural voice's worker tests,
+# then the package installed and heard), side by side with the suites that run alone.
+after_pid=""
+if [[ -n $after && ${#failed[@]} -eq 0 ]]; then
+    echo "after the lanes (log: $logs/after.log): $after"
+    bash -c "$after" >"$logs/after.log" 2>&1 &
+    after_pid=$!
+fi
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
 # plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
 # lanes, each in a process of its own, side by side (suites that mostly wait for speech to be
-# heard, on a machine the lanes no longer load).
+# heard, on a machine the lanes no longer load; the command after, beside them, is lighter than the
+# release build of the package they used to share it with).
 if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"
     alone_pids=() alone_names=() alone_counts=()
@@ -256,6 +292,17 @@ if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     done
 fi
 
+if [[ -n $after_pid ]]; then
+    status=0
+    wait "$after_pid" || status=$?
+    cat "$logs/after.log"
+    if [[ $status -eq 0 ]]; then
+        echo "after the lanes, done after $((SECONDS - start)) s: $after"
+    else
+        echo "after the lanes FAILED (exit status $status): $after"
+        failed+=(after)
+    fi
+fi
 if [[ $record -eq 1 ]]; then
     # Seconds per top-level suite from the lanes' xUnit reports, replacing what the file said of
     # those suites; the others stay (a --unit run records the unit suites), unless no longer listed.
@@ -281,44 +328,6 @@ if [[ $record -eq 1 ]]; then
     echo "recorded each suite's seconds in $times_file"
 fi
 
-kill "$ticker_pid" 2>/dev/null || true
-ticker_pid=""
-echo "lanes took $((SECONDS - start)) s"
-if [[ -n $beside_pid ]] && kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
-    # The lanes no longer want the CPU: what is left of the command beside takes its fair share
-    # again (only root may raise a priority back), as the builds of the same machine do.
-    echo "the lanes are done: the rest of the command beside them at the usual priority"
-    for _ in 1 2; do
-        for pid in $(pgrep -g "$beside_pid"); do
-            chrt --other -p 0 "$pid" 2>/dev/null || true
-            renice -n 0 -p "$pid" >/dev/null 2>&1 || true
-        done
-    done
-fi
-if [[ -n $after && ${#failed[@]} -eq 0 ]]; then
-    echo "after the lanes: $after"
-    status=0
-    bash -c "$after" || status=$?
-    if [[ $status -eq 0 ]]; then
-        echo "after the lanes, done after $((SECONDS - start)) s: $after"
-    else
-        echo "after the lanes FAILED (exit status $status): $after"
-        failed+=(after)
-    fi
-fi
-if [[ -n $beside_pid ]]; then
-    status=0
-    wait "$beside_pid" || status=$?
-    beside_pid=""
-    if [[ $status -eq 0 ]]; then
-        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
-    else
-        echo
-        echo "======== beside the lanes FAILED (exit status $status): $beside ========"
-        cat "$logs/beside.log"
-        failed+=(beside)
-    fi
-fi
 if [[ ${#failed[@]} -gt 0 ]]; then
     for lane in "${failed[@]}"; do
         [[ $lane == beside || $lane == after ]] && continue

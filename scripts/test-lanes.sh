@@ -10,7 +10,7 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]...
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
@@ -22,8 +22,9 @@
 #                        that needs the CPU the waiting lanes do not (make test: the package built
 #                        and checked); its failure fails the run
 #     --after COMMAND    once the lanes passed and the command beside is done, run COMMAND (bash -c)
-#                        side by side with the suites that run alone (make test: the natural voice's
-#                        worker tests, then the package installed and heard); its failure fails the run
+#                        side by side with the suites that run alone, and with the other commands
+#                        --after names, each with its log (make test: the natural voice's worker tests;
+#                        the package installed and heard); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -34,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-3}
-unit=0 record=0 plan_only=0 beside="" after=""
+unit=0 record=0 plan_only=0 beside="" after=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
@@ -42,8 +43,8 @@ while [[ $# -gt 0 ]]; do
         --record) record=1; shift ;;
         --plan) plan_only=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
-        --after) after="$2"; shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]" >&2; exit 2 ;;
+        --after) after+=("$2"); shift 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]..." >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
@@ -58,9 +59,9 @@ tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
 
 listed=$(mktemp)
 declare -A pids
-beside_pid="" ticker_pid="" after_pid=""
+beside_pid="" ticker_pid="" after_pids=()
 # Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $ticker_pid $after_pid; do kill "$pid" 2>/dev/null || true; done
+trap 'for pid in "${pids[@]}" $ticker_pid "${after_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
       [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
@@ -253,13 +254,14 @@ if [[ -n $beside_pid ]]; then
         failed+=(beside)
     fi
 fi
-# What comes after the lanes and the command beside (make test: the natural voice's worker tests,
-# then the package installed and heard), side by side with the suites that run alone.
-after_pid=""
-if [[ -n $after && ${#failed[@]} -eq 0 ]]; then
-    echo "after the lanes (log: $logs/after.log): $after"
-    bash -c "$after" >"$logs/after.log" 2>&1 &
-    after_pid=$!
+# What comes after the lanes and the command beside (make test: the natural voice's worker tests; the
+# package installed and heard), side by side with each other and with the suites that run alone.
+if [[ ${#failed[@]} -eq 0 ]]; then
+    for index in "${!after[@]}"; do
+        echo "after the lanes (log: $logs/after$index.log): ${after[index]}"
+        bash -c "${after[index]}" >"$logs/after$index.log" 2>&1 &
+        after_pids[index]=$!
+    done
 fi
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
 # plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
@@ -292,17 +294,18 @@ if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     done
 fi
 
-if [[ -n $after_pid ]]; then
+for index in "${!after_pids[@]}"; do
     status=0
-    wait "$after_pid" || status=$?
-    cat "$logs/after.log"
+    wait "${after_pids[index]}" || status=$?
+    cat "$logs/after$index.log"
     if [[ $status -eq 0 ]]; then
-        echo "after the lanes, done after $((SECONDS - start)) s: $after"
+        echo "after the lanes, done after $((SECONDS - start)) s: ${after[index]}"
     else
-        echo "after the lanes FAILED (exit status $status): $after"
+        echo "after the lanes FAILED (exit status $status): ${after[index]}"
         failed+=(after)
     fi
-fi
+done
+after_pids=()
 if [[ $record -eq 1 ]]; then
     # Seconds per top-level suite from the lanes' xUnit reports, replacing what the file said of
     # those suites; the others stay (a --unit run records the unit suites), unless no longer listed.

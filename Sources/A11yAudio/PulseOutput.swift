@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import A11ySystem
 import Logging
 
 #if canImport(Glibc)
@@ -75,7 +76,20 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         mainloop.withLock { connection.connect() }
     }
 
-    deinit { close() }
+    deinit {
+        guard mainloop.isEventThread else { return close() }
+        // The owner let go while a callback held `self` (a callback holds what it calls for as long as
+        // it runs), so the last reference went here, on the event thread, whose lock is held already
+        // and which can neither stop nor free itself (libpulse aborts). Speech stops and the restores
+        // are sent now; the rest of closing runs on a thread of its own, which holds the loop until then.
+        guard beginClosing() else { return }
+        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
+        if DetachedThread.start(name: "a11y-pulse-end", { rest.finish() }) != 0 {
+            // No thread: the loop is kept (a leak, logged) rather than freed on itself (an abort).
+            logger.error("cannot start a thread to close the sound server connection; it stays open")
+            _ = Unmanaged.passRetained(rest.mainloop)
+        }
+    }
 
     private var closed = false
 
@@ -84,28 +98,49 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// streams it lowered whatever still holds the output when the process ends (a deinit alone
     /// may never run before exit); later calls, and the deinit, do nothing more.
     public func close() {
-        guard mainloop.withLock({ () -> Bool in
-            guard !closed else { return false }
-            closed = true
-            return true
-        }) else { return }
-        // Other streams get their volume back before the connection goes: the requests are sent
-        // (waited for, briefly, with the lock released so that the event thread can send them).
-        mainloop.withLock { ducker.restoreAll() }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(500))
-        while mainloop.withLock({ ducker.hasPendingOperations() }), clock.now < deadline {
-            usleep(2_000)
-        }
-        mainloop.withLock {
-            ducker.disconnect()
-            dropStream()
-            connection.close()
-            track = nil
-            updates?.finish()
-        }
-        mainloop.stop()
+        guard mainloop.withLock({ beginClosing() }) else { return }
+        ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection).finish()
     }
+
+    /// Closing's first half, with the lock held: speech stops, and other streams' restores are sent
+    /// before the connection goes. False if closing began already.
+    private func beginClosing() -> Bool {
+        guard !closed else { return false }
+        closed = true
+        ducker.restoreAll()
+        dropStream()
+        track = nil
+        updates?.finish()
+        return true
+    }
+
+    /// Closing's second half, never on the event thread: the restores acknowledged (waited for,
+    /// briefly, with the lock released so that the event thread can send them), the server left,
+    /// the event thread ended.
+    ///
+    /// `@unchecked Sendable`: it crosses to the thread that finishes closing, and touches what it
+    /// holds only with the mainloop's lock held, as `PulseOutput` does.
+    private struct ClosingRest: @unchecked Sendable {
+        let mainloop: ThreadedMainloop
+        let ducker: Ducker
+        let connection: ServerConnection
+
+        func finish() {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .milliseconds(500))
+            while mainloop.withLock({ ducker.hasPendingOperations() }), clock.now < deadline {
+                usleep(2_000)
+            }
+            mainloop.withLock {
+                ducker.disconnect()
+                connection.close()
+            }
+            mainloop.stop()
+        }
+    }
+
+    /// Runs `body` on the event thread, with its lock held; what it holds last is released there.
+    func onEventThread(_ body: @escaping () -> Void) { mainloop.once(body) }
 
     // MARK: AudioOutput
 

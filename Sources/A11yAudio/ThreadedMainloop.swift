@@ -32,5 +32,25 @@ final class ThreadedMainloop {
     /// Waits for the thread to end; never from a callback.
     func stop() { pa_threaded_mainloop_stop(handle) }
 
+    /// Whether this is the event thread (a callback, with the lock held): where `withLock`, `stop`
+    /// and freeing the loop are not allowed.
+    var isEventThread: Bool { pa_threaded_mainloop_in_thread(handle) != 0 }
+
+    /// Runs `body` once on the event thread, with the lock held, and releases it there: what `body`
+    /// holds last goes away on that thread, as when a callback outlives an object's owner.
+    func once(_ body: @escaping () -> Void) {
+        final class Box {
+            let body: () -> Void
+            init(_ body: @escaping () -> Void) { self.body = body }
+        }
+        let userdata = Unmanaged.passRetained(Box(body)).toOpaque()
+        withLock {
+            pa_mainloop_api_once(api, { _, userdata in
+                guard let userdata else { return }
+                Unmanaged<Box>.fromOpaque(userdata).takeRetainedValue().body()
+            }, userdata)
+        }
+    }
+
     deinit { pa_threaded_mainloop_free(handle) }
 }

@@ -29,7 +29,8 @@ public enum Earcon {
         var term = y
         var sum = y
         for k in 1...12 {
-            term *= -y * y / Double((2 * k) * (2 * k + 1))
+            let n = Double(2 * k)
+            term *= -(y * y) / (n * (n + 1))
             sum += term
         }
         return sum

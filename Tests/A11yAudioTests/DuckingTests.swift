@@ -144,6 +144,44 @@ struct DuckingTests {
         #expect(!FileManager.default.fileExists(atPath: setup.stateFile))
     }
 
+    /// The owner lets go while one of libpulse's callbacks holds the output, so that the last
+    /// reference goes on the event thread (seen under load in `closingTheOutputWhileSpeakingRestores`:
+    /// libpulse aborted the process, its lock taken again on its own thread). Closing still happens:
+    /// speech stops, the music gets its volume back and the connection leaves the server.
+    @Test func theLastReferenceGoneOnTheEventThreadStillClosesAndRestores() async throws {
+        let setup = try await Setup()
+        var speaker: PulseOutput? = try await setup.makeSpeaker()
+        setup.speaker = nil
+        _ = setup.playMusic(seconds: 4)
+        await sleep(seconds: 0.5)
+        let before = setup.recorder.elapsed()
+        let t = speaker!.begin(format: mono22k).id
+        speaker!.append(Self.speech(seconds: 3), to: t)
+        speaker!.end(t)
+        await sleep(seconds: 0.8)
+        let clients = try setup.server.pactl("list", "short", "clients").split(separator: "\n").count
+        // The event thread holds the output and waits until the test has let go of it.
+        let released = DispatchSemaphore(value: 0)
+        speaker!.onEventThread { [speaker] in
+            released.wait()
+            withExtendedLifetime(speaker) {}
+        }
+        speaker = nil
+        let closing = setup.recorder.elapsed()
+        released.signal()
+        let closed = await waitFor(3) {
+            (try? setup.server.pactl("list", "short", "clients").split(separator: "\n").count) == clients - 1
+        }
+        #expect(closed, "the connection left the server")
+        let left = setup.recorder.elapsed()
+        await sleep(seconds: 0.5)
+        let recording = setup.recorder.stop()
+        let reference = recording.rms(from: before - 0.4, to: before - 0.05)
+        let after = recording.rms(from: left + 0.15, to: left + 0.45)
+        #expect(abs(Self.decibels(after, reference)) < 0.5, "restored (closing took \(Int((left - closing) * 1000)) ms): \(Self.decibels(after, reference)) dB")
+        #expect(!FileManager.default.fileExists(atPath: setup.stateFile))
+    }
+
     /// A crash or a kill leaves the stream lowered and the state file behind: the next output to
     /// connect restores it. (Left as a crash leaves it: the stream lowered by pactl, and the file.)
     @Test func streamsLeftLoweredByACrashAreRestoredAtTheNextStart() async throws {

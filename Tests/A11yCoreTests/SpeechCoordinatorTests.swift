@@ -377,8 +377,10 @@ import Testing
         defer { pump.cancel() }
         await coordinator.post(item(1, .screenChanged, text: "accueil"))
         await log.wait { $0.count(finished: 1) }
-        // 150 ms of earcon and 60 ms of gap at the fake's 1 kHz, then one 100-frame word.
-        #expect(output.state.withLock { $0.appended } == 150 + 60 + 100)
+        // 150 ms of earcon and 60 ms of gap at the fake's 1 kHz, then one 100-frame word. (Read into a
+        // typed constant first: the comparison inside #expect took the type checker 4 s.)
+        let appended: Int = output.state.withLock { $0.appended }
+        #expect(appended == 150 + 60 + 100)
     }
 
     @Test func marksAreToldWhenHeardBetweenTheWordsAroundThem() async {

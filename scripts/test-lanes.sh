@@ -289,8 +289,9 @@ fi
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
 # plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
 # lanes, each in a process of its own, side by side (suites that mostly wait for speech to be
-# heard, on a machine the lanes no longer load; the command after, beside them, is lighter than the
-# release build of the package they used to share it with).
+# heard, on a machine the lanes no longer load; what runs after, beside them, is light: make test's
+# package installed and heard. The natural voice's worker tests, which synthesise all along, run
+# with the lanes instead: beside these, three syntheses on two cores told a word late, once).
 if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
     echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"
     alone_pids=() alone_names=() alone_counts=()

@@ -11,7 +11,7 @@
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
 #   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]...
-#     --lanes N          N test processes (default $TEST_LANES, else 3)
+#     --lanes N          N test processes (default $TEST_LANES, else 4)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
@@ -38,7 +38,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-lanes=${TEST_LANES:-3}
+lanes=${TEST_LANES:-4}
 unit=0 record=0 plan_only=0 beside="" with=() after=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -64,9 +64,9 @@ tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
 
 listed=$(mktemp)
 declare -A pids
-beside_pid="" ticker_pid="" with_pids=() after_pids=()
+beside_pid="" ticker_pid="" with_pids=() after_pids=() alone_pids=()
 # Interrupted: the lanes (and the command beside them) still running are stopped too, by their ids.
-trap 'for pid in "${pids[@]}" $ticker_pid "${with_pids[@]}" "${after_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+trap 'for pid in "${pids[@]}" $ticker_pid "${with_pids[@]}" "${alone_pids[@]}" "${after_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
       [[ -z $beside_pid ]] || kill -- "-$beside_pid" 2>/dev/null || true; rm -f "$listed"' EXIT
 "$tests" --testing-library swift-testing --list-tests >"$listed"
 [[ -s $listed ]] || { echo "the test binary listed no tests" >&2; exit 1; }
@@ -253,6 +253,26 @@ for index in "${!with_pids[@]}"; do
     fi
 done
 with_pids=()
+# The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
+# plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
+# lanes, each in a process of its own, side by side (suites that mostly wait for speech to be
+# heard, on a machine the lanes no longer load; what runs after, beside them, is light: make test's
+# package installed and heard. The natural voice's worker tests, which synthesise all along, run
+# with the lanes instead: beside these, three syntheses on two cores told a word late, once).
+if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
+    echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"
+    alone_names=() alone_counts=()
+    index=0
+    while read -r suite; do
+        filter="^$(sed 's/\./\\./g' <<<"$suite")/"
+        alone_names+=("$suite")
+        alone_counts+=("$(grep -cE "$filter" "$listed" || true)")
+        NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
+            --xunit-output "$logs/lanealone$index.xml" >"$logs/lanealone$index.log" 2>&1 &
+        alone_pids+=($!)
+        index=$((index + 1))
+    done <<<"$alone"
+fi
 if [[ -n $beside_pid ]]; then
     if kill -0 "$beside_pid" 2>/dev/null && [[ $(id -u) -eq 0 ]]; then
         # The lanes no longer want the CPU: what is left of the command beside takes its fair share
@@ -278,7 +298,7 @@ if [[ -n $beside_pid ]]; then
     fi
 fi
 # What comes after the lanes and the command beside (make test: the package installed and heard), side by
-# side with each other and with the suites that run alone.
+# side with each other and with the suites that run alone, which do not wait for the command beside.
 if [[ ${#failed[@]} -eq 0 ]]; then
     for index in "${!after[@]}"; do
         echo "after the lanes (log: $logs/after$index.log): ${after[index]}"
@@ -286,25 +306,7 @@ if [[ ${#failed[@]} -eq 0 ]]; then
         after_pids[index]=$!
     done
 fi
-# The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
-# plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
-# lanes, each in a process of its own, side by side (suites that mostly wait for speech to be
-# heard, on a machine the lanes no longer load; what runs after, beside them, is light: make test's
-# package installed and heard. The natural voice's worker tests, which synthesise all along, run
-# with the lanes instead: beside these, three syntheses on two cores told a word late, once).
-if [[ -n $alone && ${#failed[@]} -eq 0 ]]; then
-    echo "after the lanes, alone: $(paste -sd' ' <<<"$alone")"
-    alone_pids=() alone_names=() alone_counts=()
-    index=0
-    while read -r suite; do
-        filter="^$(sed 's/\./\\./g' <<<"$suite")/"
-        alone_names+=("$suite")
-        alone_counts+=("$(grep -cE "$filter" "$listed" || true)")
-        NO_COLOR=1 "${priority[@]}" "$tests" --testing-library swift-testing --no-parallel --filter "$filter" \
-            --xunit-output "$logs/lanealone$index.xml" >"$logs/lanealone$index.log" 2>&1 &
-        alone_pids+=($!)
-        index=$((index + 1))
-    done <<<"$alone"
+if [[ ${#alone_pids[@]} -gt 0 ]]; then
     for index in "${!alone_pids[@]}"; do
         status=0
         wait "${alone_pids[index]}" || status=$?

@@ -8,7 +8,10 @@ import Glibc
 /// A blocking SSIP client over a Unix socket, with a receive timeout so that a test cannot hang.
 /// Used by one test at a time (hence unchecked); `offThePool` keeps its waits off Swift's threads.
 public final class RawSSIPClient: @unchecked Sendable {
-    private let descriptor: Int32
+    /// -1 once closed: closing again (the deinit after `close()`) must not close the number again,
+    /// which by then may be another socket's of this process (a server's under test: NIO then
+    /// traps on EBADF, as a lane of CI did).
+    private var descriptor: Int32
     private var buffer: [UInt8] = []
     /// Events (`70x`) read while looking for a reply or another event, oldest first, each whole.
     public private(set) var events: [String] = []
@@ -24,7 +27,13 @@ public final class RawSSIPClient: @unchecked Sendable {
 
     deinit { close() }
 
-    public func close() { Glibc.shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
+    /// Ends the connection; later calls do nothing.
+    public func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
 
     public func send(_ text: String) throws {
         let bytes = Array(text.utf8)
@@ -32,15 +41,18 @@ public final class RawSSIPClient: @unchecked Sendable {
     }
 
     /// Writes `text` from a thread of its own (it may block until the server reads); `wait()`
-    /// on the result returns once it is all written or the socket failed.
+    /// on the result returns once it is all written or the socket failed. The thread writes to a
+    /// descriptor of its own (a `dup`), so that a `close()` meanwhile ends its writes (the socket is
+    /// shut down) and never leaves it writing to a number reused by another socket.
     public func sendFromAnotherThread(_ text: String) -> DispatchSemaphore {
         let done = DispatchSemaphore(value: 0)
         let bytes = Array(text.utf8)
-        let descriptor = self.descriptor
+        let own = dup(descriptor)
         Thread.detachNewThread {
+            defer { if own >= 0 { Glibc.close(own) } }
             var sent = 0
-            while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            while own >= 0, sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { Glibc.send(own, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if count <= 0 { break }
                 sent += count
             }

@@ -44,6 +44,28 @@ import Testing
 
     // MARK: - Raw SSIP
 
+    /// The raw client closed, then dropped, closes its descriptor once: the number, taken again by
+    /// the next socket this process opens, stays that socket's. (Closed twice, it was a server
+    /// connection's socket that went from under NIO, which trapped on EBADF in a CI lane.)
+    @Test func aRawClientClosedThenDroppedClosesItsDescriptorOnce() throws {
+        let folder = NSTemporaryDirectory() + "a11y-raw-client-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/listening.sock"
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listening) }
+        let address = try #require(UnixSocketAddress(path: path))
+        try #require(address.withSockaddr({ bind(listening, $0, $1) }) == 0 && listen(listening, 1) == 0)
+
+        var client: RawSSIPClient? = try RawSSIPClient(path: path)
+        client!.close()
+        let next = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)  // the lowest free number: the client's
+        client = nil
+        let open = fcntl(next, F_GETFD) != -1
+        #expect(open, "descriptor \(next), opened after the client closed, was closed by its deinit")
+        if open { close(next) }
+    }
+
     @Test func aConversationOverTheSocket() async throws {
         try await withServer { path, speech, _ in
             let client = try RawSSIPClient(path: path)

@@ -12,7 +12,10 @@ final class WorkerProcess: Sendable {
     let pid: pid_t
     /// a11yd's end of the channel.
     let descriptor: Int32
-    private let sendLock = Mutex<Void>(())
+    /// Held while a frame is written, and while the channel is closed; true once it is. A consumer's
+    /// cancel may come just as the link thread ends the worker: it then finds the channel closed
+    /// instead of sending on the number, which by then may be another descriptor's of a11yd.
+    private let sendLock = Mutex<Bool>(false)
     /// Only the link thread reads (`receive`), so only it touches the decoder. `Mutex` makes the
     /// class `Sendable` without claiming more than that.
     private let decoder = Mutex(WorkerFrameDecoder())
@@ -57,7 +60,9 @@ final class WorkerProcess: Sendable {
     /// link thread in `send` for ever).
     func send(_ message: WorkerMessage, timeout: Duration) -> SendFailure? {
         let frame = WorkerFrame.encode(message)
-        return sendLock.withLock { _ in write(frame, timeout: timeout) }
+        return sendLock.withLock { closed in
+            closed ? SendFailure(workerGone: true, description: "its channel is closed") : write(frame, timeout: timeout)
+        }
     }
 
     /// Sends `message` only if that cannot block: not while the link thread is in the middle of a
@@ -65,7 +70,7 @@ final class WorkerProcess: Sendable {
     /// (a pool thread must never wait on a worker); the link thread sends it itself otherwise.
     func sendIfReady(_ message: WorkerMessage) -> Bool {
         let frame = WorkerFrame.encode(message)
-        return sendLock.withLockIfAvailable { _ in write(frame, timeout: .zero) == nil } ?? false
+        return sendLock.withLockIfAvailable { closed in !closed && write(frame, timeout: .zero) == nil } ?? false
     }
 
     /// Under `sendLock`. A frame cut short by a timeout leaves the channel unusable: the caller
@@ -166,7 +171,11 @@ final class WorkerProcess: Sendable {
 
     /// Closes the channel (a healthy worker then exits) and waits for it: how it ended.
     func reap() -> String {
-        close(descriptor)
+        sendLock.withLock { closed in
+            guard !closed else { return }
+            close(descriptor)
+            closed = true
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return "its end is unknown (waitpid: \(SystemCall.lastError.description))" }

@@ -52,6 +52,22 @@ struct SilenceWatchTests {
         try WorkerProcess.start(executable: "/usr/bin/python3", arguments: ["-c", script])
     }
 
+    /// A cancel that comes just as the link thread ends the worker finds the channel closed: it
+    /// sends nothing, neither on the number closed nor on the descriptor that took that number since.
+    @Test func aWorkerEndedSendsNoMoreFrames() throws {
+        let worker = try Self.worker("import sys\nsys.stdin.buffer.read()")
+        _ = worker.reap()
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)  // the lowest free numbers
+        defer { for end in pair { close(end) } }
+        #expect(!worker.sendIfReady(.cancel(id: 7)), "a cancel sent after the end")
+        #expect(worker.send(.cancel(id: 7), timeout: .milliseconds(10)) != nil, "a frame sent after the end")
+        var byte: UInt8 = 0
+        for end in pair {
+            #expect(recv(end, &byte, 1, Int32(MSG_DONTWAIT)) < 0, "bytes arrived on descriptor \(end), which took the worker's number \(worker.descriptor)")
+        }
+    }
+
     /// Burns `seconds` of CPU, then exits (its channel closes).
     static let burnsThenExits = "import time\nt = time.process_time()\nwhile time.process_time() - t < %.2f: pass"
 

@@ -86,11 +86,6 @@ public final class PrivatePulseServer: PrivateSoundServer {
             [
                 "-n", "--file=\(configPath)", "--daemonize=no", "--exit-idle-time=-1",
                 "--use-pid-file=no", "--disallow-exit", "--log-target=stderr",
-                // As a desktop's server runs (rtkit gives it real-time priority) where this process may
-                // (root, CI): the sink's thread at SCHED_RR, the rest at nice -11, so that tests running
-                // side by side delay the sound they measure no more than a desktop's programs do.
-                // Elsewhere PulseAudio finds no rtkit on this private bus and runs as before.
-                "--high-priority=yes", "--realtime=yes",
             ],
             environment: env, output: logPath)
         pid = child

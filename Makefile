@@ -67,8 +67,8 @@ TEST_LANES ?= 4
 test:
 	scripts/install-deps.sh --test --no-voices
 	@mkdir -p .build-voices; \
-		echo "scripts/install-voices.sh --data-dir .build-voices/a11yd (beside the build; log: .build-voices/install.log)"; \
-		scripts/install-voices.sh --data-dir .build-voices/a11yd >.build-voices/install.log 2>&1 & voices=$$!; \
+		echo "nice scripts/install-voices.sh --data-dir .build-voices/a11yd (beside the build; log: .build-voices/install.log)"; \
+		nice -n 19 scripts/install-voices.sh --data-dir .build-voices/a11yd >.build-voices/install.log 2>&1 & voices=$$!; \
 		echo "$(TEST_BUILD)"; \
 		if ! $(TEST_BUILD); then kill $$voices 2>/dev/null; exit 1; fi; \
 		if ! wait $$voices; then cat .build-voices/install.log; echo "installing the natural voice failed" >&2; exit 1; fi; \

@@ -85,9 +85,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard beginClosing() else { return }
         let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
         if DetachedThread.start(name: "a11y-pulse-end", { rest.finish() }) != 0 {
-            // No thread: the loop is kept (a leak, logged) rather than freed on itself (an abort).
+            // No thread: the loop and what its callbacks reach are kept (a leak, logged) rather than
+            // the loop freed on itself (an abort) or the connection's callbacks left pointing at freed objects.
             logger.error("cannot start a thread to close the sound server connection; it stays open")
             _ = Unmanaged.passRetained(rest.mainloop)
+            _ = Unmanaged.passRetained(rest.ducker)
+            _ = Unmanaged.passRetained(rest.connection)
         }
     }
 

@@ -66,6 +66,20 @@ struct DuckingTests {
 
     static func decibels(_ level: Double, _ reference: Double) -> Double { 20 * log10(level / reference) }
 
+    /// Starts 4 s of music and, half a second later, 3 s of speech on `speaker`; returns 0.8 s into
+    /// the speech (the music lowered) with the moment the speech was begun, in recording time: the
+    /// music before it is at its own level.
+    static func speakingOverMusic(_ speaker: PulseOutput, on setup: Setup) async -> Double {
+        _ = setup.playMusic(seconds: 4)
+        await sleep(seconds: 0.5)
+        let before = setup.recorder.elapsed()
+        let t = speaker.begin(format: mono22k).id
+        speaker.append(speech(seconds: 3), to: t)
+        speaker.end(t)
+        await sleep(seconds: 0.8)
+        return before
+    }
+
     @Test func otherStreamsAreLoweredWhileSpeechIsHeardAndRestoredAfter() async throws {
         let setup = try await Setup()
         let speaker = try await setup.makeSpeaker()
@@ -118,13 +132,7 @@ struct DuckingTests {
     @Test func closingTheOutputWhileSpeakingRestores() async throws {
         let setup = try await Setup()
         var speaker: PulseOutput? = try await setup.makeSpeaker()
-        _ = setup.playMusic(seconds: 4)
-        await sleep(seconds: 0.5)
-        let before = setup.recorder.elapsed()
-        let t = speaker!.begin(format: mono22k).id
-        speaker!.append(Self.speech(seconds: 3), to: t)
-        speaker!.end(t)
-        await sleep(seconds: 0.8)
+        let before = await Self.speakingOverMusic(speaker!, on: setup)
         let closing = setup.recorder.elapsed()
         setup.speaker = nil
         speaker = nil  // deinit, mid-speech: as the daemon ending
@@ -152,13 +160,7 @@ struct DuckingTests {
         let setup = try await Setup()
         var speaker: PulseOutput? = try await setup.makeSpeaker()
         setup.speaker = nil
-        _ = setup.playMusic(seconds: 4)
-        await sleep(seconds: 0.5)
-        let before = setup.recorder.elapsed()
-        let t = speaker!.begin(format: mono22k).id
-        speaker!.append(Self.speech(seconds: 3), to: t)
-        speaker!.end(t)
-        await sleep(seconds: 0.8)
+        let before = await Self.speakingOverMusic(speaker!, on: setup)
         let clients = try setup.server.pactl("list", "short", "clients").split(separator: "\n").count
         // The event thread holds the output and waits until the test has let go of it.
         let released = DispatchSemaphore(value: 0)

@@ -27,8 +27,8 @@
 #                        its failure fails the run
 #     --after COMMAND    once the lanes passed and the command beside is done, run COMMAND (bash -c)
 #                        side by side with the suites that run alone, and with the other commands
-#                        --after names, each with its log (make test: the natural voice's worker tests;
-#                        the package installed and heard); its failure fails the run
+#                        --after names, each with its log (make test: the package installed and heard);
+#                        its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -240,18 +240,22 @@ done
 kill "$ticker_pid" 2>/dev/null || true
 ticker_pid=""
 echo "lanes took $((SECONDS - start)) s"
-for index in "${!with_pids[@]}"; do
-    status=0
-    wait "${with_pids[index]}" || status=$?
+# Waits for a command run --with or --after the lanes (KIND, its index, its pid, its command) and says
+# how it ended, its log printed if it failed (and always with --show-log); its failure fails the run.
+await_command() {
+    local kind=$1 index=$2 pid=$3 command=$4 show=${5:-} status=0
+    wait "$pid" || status=$?
     if [[ $status -eq 0 ]]; then
-        echo "with the lanes, done after $((SECONDS - start)) s: ${with[index]}"
+        [[ -z $show ]] || cat "$logs/$kind$index.log"
+        echo "$kind the lanes, done after $((SECONDS - start)) s: $command"
     else
         echo
-        echo "======== with the lanes FAILED (exit status $status): ${with[index]} ========"
-        cat "$logs/with$index.log"
-        failed+=(with)
+        echo "======== $kind the lanes FAILED (exit status $status): $command ========"
+        cat "$logs/$kind$index.log"
+        failed+=("$kind")
     fi
-done
+}
+for index in "${!with_pids[@]}"; do await_command with "$index" "${with_pids[index]}" "${with[index]}"; done
 with_pids=()
 # The suites that must not share the CPU with the lanes (a natural voice synthesising slower than it
 # plays under three lanes and a release build: Tests/suite-times.tsv marks them `alone`): after the
@@ -306,31 +310,19 @@ if [[ ${#failed[@]} -eq 0 ]]; then
         after_pids[index]=$!
     done
 fi
-if [[ ${#alone_pids[@]} -gt 0 ]]; then
-    for index in "${!alone_pids[@]}"; do
-        status=0
-        wait "${alone_pids[index]}" || status=$?
-        log="$logs/lanealone$index.log"
-        summary=$(grep -E '^[^ ]+ Test run with' "$log" | tail -1 || true)
-        ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
-        [[ $status -ne 0 || $ran == "${alone_counts[index]}" ]] || { echo "ran ${ran:-no} tests, ${alone_counts[index]} expected" >>"$log"; status=1; }
-        printf 'alone %s %s after %d s: %s\n' "${alone_names[index]}" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
-            $((SECONDS - start)) "${summary:-exit status $status}"
-        [[ $status -eq 0 ]] || failed+=("alone$index")
-    done
-fi
-
-for index in "${!after_pids[@]}"; do
+for index in "${!alone_pids[@]}"; do
     status=0
-    wait "${after_pids[index]}" || status=$?
-    cat "$logs/after$index.log"
-    if [[ $status -eq 0 ]]; then
-        echo "after the lanes, done after $((SECONDS - start)) s: ${after[index]}"
-    else
-        echo "after the lanes FAILED (exit status $status): ${after[index]}"
-        failed+=(after)
-    fi
+    wait "${alone_pids[index]}" || status=$?
+    log="$logs/lanealone$index.log"
+    summary=$(grep -E '^[^ ]+ Test run with' "$log" | tail -1 || true)
+    ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+    [[ $status -ne 0 || $ran == "${alone_counts[index]}" ]] || { echo "ran ${ran:-no} tests, ${alone_counts[index]} expected" >>"$log"; status=1; }
+    printf 'alone %s %s after %d s: %s\n' "${alone_names[index]}" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
+        $((SECONDS - start)) "${summary:-exit status $status}"
+    [[ $status -eq 0 ]] || failed+=("alone$index")
 done
+
+for index in "${!after_pids[@]}"; do await_command after "$index" "${after_pids[index]}" "${after[index]}" --show-log; done
 after_pids=()
 if [[ $record -eq 1 ]]; then
     # Seconds per top-level suite from the lanes' xUnit reports, replacing what the file said of

@@ -24,7 +24,7 @@ RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS)
 BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),$(DEBUG_FLAGS))
 CONFIGURED_BUILD = $(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS)
 
-.PHONY: all deps build binaries release-build run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build binaries run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -34,13 +34,9 @@ deps:
 build: deps
 	$(CONFIGURED_BUILD)
 
-# CONFIGURATION's build alone, installing nothing (debian/rules builds with it).
+# CONFIGURATION's build alone (the release build by default), installing nothing: debian/rules builds with it.
 binaries:
 	$(CONFIGURED_BUILD)
-
-# The release build alone.
-release-build:
-	$(RELEASE_BUILD)
 
 # Installs what is missing, builds, makes sure a sound server is reachable (starting a private
 # PulseAudio with a null sink if none is), starts a11yd in the background and speaks.

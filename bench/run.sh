@@ -21,7 +21,7 @@ root="$(dirname "$here")"
 bin_dir="${A11Y_BENCH_BIN:-$root/.build/release}"
 bin_dir="$(cd "$bin_dir" && pwd)"
 for tool in a11yd a11ysay; do
-    [[ -x "$bin_dir/$tool" ]] || { echo "bench: no $bin_dir/$tool (build with: make release-build)" >&2; exit 1; }
+    [[ -x "$bin_dir/$tool" ]] || { echo "bench: no $bin_dir/$tool (build with: make binaries)" >&2; exit 1; }
 done
 for tool in pulseaudio pactl parec speech-dispatcher spd-say espeak-ng python3; do
     command -v "$tool" >/dev/null || { echo "bench: $tool is missing (scripts/install-deps.sh --bench)" >&2; exit 1; }

@@ -83,8 +83,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         // and which can neither stop nor free itself (libpulse aborts). Speech stops and the restores
         // are sent now; the rest of closing runs on a thread of its own, which holds the loop until then.
         guard beginClosing() else { return }
+        endSpeech()
         let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
-        if DetachedThread.start(name: "a11y-pulse-end", { rest.finish() }) != 0 {
+        if DetachedThread.start(name: "a11y-pulse-end", { rest.awaitRestores(); rest.leave() }) != 0 {
             // No thread: the loop and what its callbacks reach are kept (a leak, logged) rather than
             // the loop freed on itself (an abort) or the connection's callbacks left pointing at freed objects.
             logger.error("cannot start a thread to close the sound server connection; it stays open")
@@ -102,24 +103,30 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// may never run before exit); later calls, and the deinit, do nothing more.
     public func close() {
         guard mainloop.withLock({ beginClosing() }) else { return }
-        ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection).finish()
+        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
+        // Speech goes on, lowered music and all, until the restores are acknowledged.
+        rest.awaitRestores()
+        mainloop.withLock { endSpeech() }
+        rest.leave()
     }
 
-    /// Closing's first half, with the lock held: speech stops, and other streams' restores are sent
-    /// before the connection goes. False if closing began already.
+    /// With the lock held: other streams' restores are sent before the connection goes. False if
+    /// closing began already.
     private func beginClosing() -> Bool {
         guard !closed else { return false }
         closed = true
         ducker.restoreAll()
-        dropStream()
-        track = nil
-        updates?.finish()
         return true
     }
 
-    /// Closing's second half, never on the event thread: the restores acknowledged (waited for,
-    /// briefly, with the lock released so that the event thread can send them), the server left,
-    /// the event thread ended.
+    /// With the lock held: nothing more plays and the track's progress ends.
+    private func endSpeech() {
+        dropStream()
+        track = nil
+        updates?.finish()
+    }
+
+    /// The rest of closing, never on the event thread.
     ///
     /// `@unchecked Sendable`: it crosses to the thread that finishes closing, and touches what it
     /// holds only with the mainloop's lock held, as `PulseOutput` does.
@@ -128,12 +135,18 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         let ducker: Ducker
         let connection: ServerConnection
 
-        func finish() {
+        /// Waits (briefly) until the restores are acknowledged, with the lock released so that the
+        /// event thread can send them.
+        func awaitRestores() {
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: .milliseconds(500))
             while mainloop.withLock({ ducker.hasPendingOperations() }), clock.now < deadline {
                 usleep(2_000)
             }
+        }
+
+        /// Leaves the server and ends the event thread.
+        func leave() {
             mainloop.withLock {
                 ducker.disconnect()
                 connection.close()

@@ -44,6 +44,18 @@ public struct Recording: Sendable {
         return Self.rms(samples, a, b)
     }
 
+    /// Loudness of speech whatever its pauses: the RMS of the `window`-second windows within
+    /// `relativeDecibels` of the loudest (the Piper worker's `gated_rms`, which brings a natural voice to
+    /// eSpeak's loudness so measured); 0 if nothing was recorded.
+    public func gatedRMS(window: Double = 0.02, relativeDecibels: Double = -30) -> Double {
+        let n = max(1, Int(window * Double(sampleRate)))
+        let levels = stride(from: 0, to: samples.count - n + 1, by: n).map { Self.rms(samples, $0, $0 + n) }
+        guard let loudest = levels.max(), loudest > 0 else { return 0 }
+        let gate = loudest * pow(10, relativeDecibels / 20)
+        let kept = levels.filter { $0 >= gate }
+        return (kept.reduce(0) { $0 + $1 * $1 } / Double(kept.count)).squareRoot()
+    }
+
     /// Time (seconds since the recorder's zero) of the first sample whose magnitude reaches `threshold`.
     public func firstAudibleTime(threshold: Float = 0.01, after: Double = 0) -> Double? {
         let start = index(atTime: after)

@@ -11,14 +11,14 @@ import Testing
 @Suite(.serialized) struct LoudnessTests {
     static let sentence = "Le train de la SNCF arrive en gare de Lyon à dix-huit heures trente."
 
-    /// RMS over the voiced part (first to last sample above -40 dBFS), and the peak, of one recording.
+    /// The loudness of speech (Recording.gatedRMS: what its pauses last does not count), and the peak,
+    /// of one recording.
     struct Level: CustomStringConvertible {
         var rms: Double
         var peak: Float
         init(_ recording: Recording) throws {
-            let first = try #require(recording.firstAudibleTime(), "something was heard")
-            let last = try #require(recording.lastAudibleTime())
-            rms = recording.rms(from: first, to: last)
+            rms = recording.gatedRMS()
+            try #require(rms > 0, "something was heard")
             peak = recording.samples.map { abs($0) }.max() ?? 0
         }
         func decibels(relativeTo other: Level) -> Double { 20 * log10(rms / other.rms) }

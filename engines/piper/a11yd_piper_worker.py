@@ -19,7 +19,8 @@ What it does, and how it differs from the eSpeak worker:
 - Text is phonemised by the eSpeak-NG inside piper-tts, clause by clause, and each clause is synthesised
   and sent (in chunks of at most 100 ms) as soon as it exists, so the first sound of a long text waits
   for its first clause only; and that clause's first sound waits only for the model's front and the
-  decoding of its first frames (DecoderSplit), its rest being decoded while they play. Consecutive
+  decoding of its first frames (DecoderSplit), its rest being decoded while they play. So does a later
+  clause's when what was sent before it would have played before it is decoded whole. Consecutive
   segments in the same voice and prosody are said as one stream of phonemes (an IPA span inside a
   sentence keeps the sentence's intonation), cut at clause ends.
 - `.phonemes` segments carry IPA here (not eSpeak mnemonics): a11yd converts before sending. Each
@@ -118,7 +119,8 @@ LANGUAGE_SWITCH = re.compile(r"\([^)]+\)")
 # are said in pieces of this many words, each with the model's own lead-in and ending (a short pause).
 MAXIMUM_WORDS_PER_INFERENCE = 24
 # The utterance's first unit, when the model is split (DecoderSplit), is decoded in two pieces: its first
-# frames, sent at once, then the rest, which must be decoded before the first piece has played. The first
+# frames, sent at once, then the rest, which must be decoded before the first piece has played; so is a
+# later unit whose decoding would take longer than what was sent before it has left to play. The first
 # piece: at least FIRST_PIECE_FRAMES (hop 256 at 22,050 Hz: 0.19 s, of which the model's lead-in, trimmed, is
 # about LEAD_IN_FRAMES), and long enough that the rest takes at most its playing time when decoding takes
 # a share of the audio's duration: DECODING_MARGIN times the slowest of the voice's last decodings (their
@@ -877,10 +879,18 @@ def rest_gain(audio, split, first_gain, target, sample_rate):
     return math.sqrt(square) if square > 0 else None
 
 
-def first_piece(frames, context, share):
+def first_piece(frames, context, share, lead=0.0, lead_in=LEAD_IN_FRAMES):
     """How many of a unit's `frames` to decode first, when decoding takes `share` of the audio's duration
-    (all when what would be left is under half of it)."""
-    first = max(FIRST_PIECE_FRAMES, math.ceil((share * (frames + context) + LEAD_IN_FRAMES) / (1 + share)))
+    and `lead` frames sent before the unit are still to play: all when the whole unit is decoded within the
+    lead, or when what would be left is under half of the first piece. Otherwise the rest is decoded while
+    the lead left after the first piece's decoding, then the first piece, play; when the lead cannot cover
+    the first piece's own decoding (the utterance's first unit has none), while the first piece plays, less
+    its `lead_in` frames when the model's lead-in is trimmed."""
+    if share * (frames + context) <= lead:
+        return frames
+    first = max(FIRST_PIECE_FRAMES, math.ceil(share * (frames + 2 * context) - lead))
+    if share * (first + context) > lead:
+        first = max(FIRST_PIECE_FRAMES, math.ceil((share * (frames + context) + lead_in) / (1 + share)))
     return frames if frames - first < first // 2 else first
 
 
@@ -1319,6 +1329,7 @@ class Output:
         self.rate = synthesizer.sample_rate
         self.limiter = PeakLimiter(self.rate)
         self.produced = 0
+        self.playing_since = None  # when the first samples were sent: taken as when they began to play
         self.audible = False
         self.pending = []  # (frame, kind, payload), in order
         self.last_word = -1
@@ -1362,9 +1373,10 @@ class Output:
 
     def scaled(self, audio, target, volume):
         """(piece of the unit's audio, its gain: a number or one per sample), in order: the unit's loudness
-        (gated_rms) brought to `target`. A unit is one piece, but for the utterance's first when the model is
-        split (DecoderSplit): its first frames (first_piece) are decoded and sent first, then the rest while
-        they play. The unit's loudness is known only once the rest is decoded, so the first piece is brought
+        (gated_rms) brought to `target`. A unit is one piece, but when the model is split (DecoderSplit) and
+        the unit cannot be decoded whole while what was sent before it plays (always the utterance's first;
+        a long clause after a short one): its first frames (first_piece) are decoded and sent first, then the
+        rest while they play. The unit's loudness is known only once the rest is decoded, so the first piece is brought
         to `target` on its own, and the rest to the gain that puts the whole unit at `target` (rest_gain),
         reached over UNIT_GAIN_RAMP_SECONDS: the unit is as loud as when decoded whole, its start stands at
         the target rather than where its prosody put it (a clause's first 0.2 s is 2 dB louder than the
@@ -1374,7 +1386,9 @@ class Output:
 
         if isinstance(audio, Latent):
             frames = audio.frames.shape[2]
-            first = first_piece(frames, audio.split.context, audio.split.share()) if self.produced == 0 else frames
+            hop_seconds = audio.split.hop / audio.split.sample_rate
+            first = first_piece(frames, audio.split.context, audio.split.share(), self.lead() / hop_seconds,
+                                lead_in=0 if self.audible else LEAD_IN_FRAMES)
             if first < frames:
                 piece = self.synthesizer.decode(self.job, audio, 0, first)
                 own = gated_rms(piece, self.rate)
@@ -1414,6 +1428,8 @@ class Output:
             piece = samples[first:first + self.chunk_frames()]
             if len(piece) == 0 and not self.pending:
                 return
+            if len(piece) and self.playing_since is None:
+                self.playing_since = time.monotonic()
             self.produced += len(piece)
             words, marks = self.take(flush=False)
             if len(piece) or words or marks:
@@ -1421,6 +1437,13 @@ class Output:
 
     def chunk_frames(self):
         return self.synthesizer.chunk_frames
+
+    def lead(self):
+        """Seconds of the audio sent that are still to play, if it began to play as its first samples were
+        sent (so at least this many: a11yd starts it later, and a pause holds it)."""
+        if self.playing_since is None:
+            return 0.0
+        return max(self.produced / self.rate - (time.monotonic() - self.playing_since), 0.0)
 
     def take(self, flush):
         """The pending events that stand in the audio produced so far (all with `flush`): word frames

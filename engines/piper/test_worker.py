@@ -460,6 +460,34 @@ class PiperWorkerTests(unittest.TestCase):
         ahead = min(before / RATE - (at - first) for at, before in arrivals[1:])
         self.assertGreater(ahead, 0.0, "a chunk came after the audio before it had played")
 
+    def test_a_long_clause_after_a_short_one_is_sent_in_two_pieces(self):
+        # "Yes," plays for about 0.6 s; the clause after it, 4.3 s of audio, took longer than that to infer
+        # and decode whole, and came all at once after a silence that stretched the comma's pause (sent 14
+        # to 65 ms late here on a quiet machine; heard at the sink, the pause of "Hello, this is the natural
+        # voice." grew from 0.23 s to 0.41-0.54 s with the CPU busy). Its first frames now come first, the
+        # rest decoded while they play: a pause in the arrivals within the clause.
+        text = ("Yes, the small room on the third floor next to the kitchen is where the meeting "
+                "will be held from now on.")
+        chunks = self.chunks(29, text)
+        the = next(frame for _, _, _, words in chunks for frame, start, _ in words if start == 5)
+        arrivals = [at for at, first, count, _ in chunks if count and first + count > the]
+        longest = max(b - a for a, b in zip(arrivals, arrivals[1:]))
+        self.assertGreater(longest, 0.05, f"the second clause's {len(arrivals)} chunks came at once")
+
+    def chunks(self, request_id, text):
+        """(seconds after the request, first sample, samples, words) of each chunk of one utterance."""
+        sent = time.monotonic()
+        self.worker.send(text_request(request_id, text))
+        chunks, samples = [], 0
+        while True:
+            message = self.worker.next(30)
+            if message[0] == "end":
+                break
+            chunks.append((time.monotonic() - sent, samples, len(message[2]), message[3]))
+            samples += len(message[2])
+        self.assertEqual(message[1:3], (request_id, 0))
+        return chunks
+
     def test_cancel_during_a_long_clause(self):
         words = " ".join(["word"] * 24)
         self.worker.send(text_request(22, words))
@@ -674,6 +702,26 @@ class DecoderSplitTests(unittest.TestCase):
                     rest = frames - first + 16
                     self.assertLessEqual(share * rest, first - w.LEAD_IN_FRAMES + 1e-9, (share, frames))
                     self.assertGreaterEqual(frames - first, first // 2, frames)
+
+    def test_a_unit_with_audio_still_to_play_before_it_is_decoded_within_it(self):
+        w = self.worker
+        context = 16
+        for share in (0.1, 0.25, 0.5, 1.0):
+            for lead in (0.0, 5.0, 20.0, 60.0, 200.0):
+                for frames in range(1, 1500, 7):
+                    first = w.first_piece(frames, context, share, lead, lead_in=0)
+                    whole = share * (frames + context)
+                    if whole <= lead:
+                        self.assertEqual(first, frames, "decoded whole while the lead plays")
+                        continue
+                    self.assertGreaterEqual(first, min(frames, w.FIRST_PIECE_FRAMES))
+                    if first == frames:  # a short unit: what would be left after a first piece is too little
+                        self.assertLess(frames, 200, (share, lead))
+                        continue
+                    piece, rest = share * (first + context), share * (frames - first + context)
+                    # What plays while the rest is decoded: the lead left after the first piece's decoding
+                    # (none when it came late), then the first piece.
+                    self.assertLessEqual(rest, max(lead - piece, 0.0) + first + 1e-9, (share, lead, frames))
 
     def test_the_share_follows_the_slowest_recent_decoding(self):
         w = self.worker

@@ -13,7 +13,7 @@
 /// - the item is told audible once, when its first frame has been played (at completion if no
 ///   report said so before), before any of its words and marks;
 /// - every word and mark is told exactly once, in the order of its frame, and only once its first
-///   frame has been played (at completion, any still untold are told);
+///   frame has been played and the item is not paused (at completion, any still untold are told);
 /// - a word pause is told (`pausedAtWord`) only once the output has played up to the word where
 ///   it holds, and nothing is told while paused.
 ///
@@ -159,7 +159,10 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
             break
         }
 
-        commands += tell(heardUpTo: progress.playedFrames)
+        // Nothing is told while paused, not even what a late report says was played before the cork
+        // (an immediate pause ramps down what the server has not read: a word can start in the ramp,
+        // and the report of it came 0.1 s after `paused` at times): it is told at the resume.
+        if !pause.isInForce { commands += tell(heardUpTo: progress.playedFrames) }
         if case .holding(let frame, reached: false) = pause, progress.playedFrames >= frame {
             pause = .holding(frame: frame, reached: true)
             commands += [.setPaused(true), .report(.pausedAtWord)]

@@ -221,7 +221,11 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
     /// fails rather than leave the whole queue silent behind it. A sound server gone for longer
     /// than the grace fails it too. Returns the failure, or arms the one deadline in force.
     private mutating func watchdog(now: Instant, commands: inout [Command]) -> SpeechError? {
-        let shouldMove = !pause.isInForce && (appendedFrames > progress.playedFrames || synthesisEnded)
+        // What the server may hold is not known played until a report says so, and none comes while
+        // nothing plays: an item waiting for its next audio stands a few milliseconds short of what
+        // was appended (the sink's latency), and is not stuck for that.
+        let waiting = appendedFrames - progress.playedFrames
+        let shouldMove = !pause.isInForce && (waiting > limits.serverBufferFrames || synthesisEnded)
         let wanted: Watch?
         if !progress.isConnected {
             if case .outage = watch { wanted = watch } else { wanted = .outage(until: now.advanced(by: limits.reconnectGrace)) }

@@ -52,10 +52,10 @@ struct Rig {
     // Declared in teardown order: the output goes before the server it talks to.
     let output: PulseOutput
     let recorder: MonitorRecorder
-    let server: PrivatePulseServer
+    let server: any PrivateSoundServer
 
-    init() async throws {
-        let server = try PrivatePulseServer()
+    init(_ kind: SoundServerKind = .pulseAudio) async throws {
+        let server = try kind.make()
         let recorder = MonitorRecorder(server: server.serverAddress)
         try recorder.start()
         var logger = Logger(label: "test.audio")
@@ -461,3 +461,58 @@ extension PulseOutputTests {
     }
 }
 
+
+/// An engine whose first audio comes `delay` after it is asked (a natural voice's worker starting
+/// on a busy machine), then one word of `seconds` of tone.
+struct SlowToStartEngine: SpeechEngine {
+    var delay: Duration
+    var seconds: Double
+    var format: AudioFormat { mono22k }
+
+    func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        let (delay, seconds) = (delay, seconds)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                try? await Task.sleep(for: delay)
+                continuation.yield(SynthesisChunk(samples: tone(seconds: seconds), words: [WordMark(frame: 0, start: 0, length: 5)]))
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    func voices() async -> [VoiceInfo] { [VoiceInfo(identifier: "slow", name: "Slow", languages: ["en"])] }
+    func resolveVoice(language: String) async throws -> String { "slow" }
+}
+
+extension PulseOutputTests {
+    /// A screenChanged item whose voice is slow to start: its earcon plays, then nothing for 4 s,
+    /// longer than the player lets audio that should be moving stand still (3 s). It is heard whole
+    /// and `spoken`. The last progress the output told stood a few milliseconds short of the earcon's
+    /// end (the sink's latency: nothing tells more while nothing plays), and the item was failed as
+    /// stuck ("playback stopped making progress"), its speech never heard: PiperHeardWhole's suites
+    /// lost their first screenChanged item so when four Piper workers started at once.
+    @Test(arguments: SoundServerKind.allCases)
+    func aScreenChangedItemWhoseVoiceIsSlowToStartIsHeardAfterItsEarcon(_ kind: SoundServerKind) async throws {
+        let rig = try await Rig(kind)
+        let coordinator = SpeechCoordinator(engine: SlowToStartEngine(delay: .seconds(4), seconds: 0.5), output: rig.output)
+        let events = coordinator.events
+        let segment = SpeechSegment(content: .text("hello"), voice: "slow", sourceStart: 0, sourceLength: 5)
+        let id = coordinator.makeID()
+        await coordinator.post(SpeechItem(
+            id: id, kind: .screenChanged, playsEarcon: true,
+            utterance: Utterance(text: "hello", segments: [segment], rate: 175, pitch: 50, volume: 100)))
+        var finished: (reason: FinishReason, message: String?)?
+        for await event in events {
+            if case .finished(id, _, let reason, let message) = event.event {
+                finished = (reason, message)
+                break
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        let recording = rig.recorder.stop()
+        #expect(finished?.reason == .spoken, "\(String(describing: finished))")
+        #expect(recording.audibleDuration(from: 3.5) > 0.4, "the speech after the wait is heard")
+        await coordinator.shutDown()
+    }
+}

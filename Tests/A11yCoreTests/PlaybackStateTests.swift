@@ -136,6 +136,22 @@ import Testing
         #expect(error.code == .audioUnavailable && error.message.contains("progress"))
     }
 
+    /// Waiting for its next audio (a natural voice slow to start after a screenChanged earcon), an
+    /// item stands where the last report left it, short of what was appended by what the server may
+    /// hold: no report tells more while nothing plays, and it is not stuck for that.
+    @Test func anItemWaitingForAudioWithinWhatTheServerHoldsIsNotStalled() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        #expect(state.handle(progress(played: 900, appended: 1000), now: at(1)).last == .wake(at: nil))
+        #expect(state.handle(.deadline, now: at(10)).isEmpty, "no deadline: it waits for audio")
+        // More audio, and the output stands still: that is a stall.
+        #expect(state.handle(.appended(frames: 500, words: [], marks: []), now: at(10)) == [.wake(at: at(13))])
+        guard case .finish(.failed) = state.handle(.deadline, now: at(13)).last else {
+            Issue.record("a stall with audio to play is not failed")
+            return
+        }
+    }
+
     @Test func aPausedItemHasNoDeadline() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)

@@ -43,8 +43,8 @@ import Testing
     static let englishSentence = "my friend Emily read the long novel in one year, along the lake, but he did not, he was ill"
 
     /// The scenarios of a pause at `boundary` again, in the Piper voice.
-    static func piperScenarios(pausedAt boundary: PauseBoundary) -> [Scenario] {
-        scenarios(pausedAt: boundary).map { scenario in
+    static func piperScenarios(pausedAt boundary: PauseBoundary, _ part: Part) -> [Scenario] {
+        scenarios(pausedAt: boundary, part).map { scenario in
             var piper = scenario
             piper.voice = PiperTestVoice.identifier
             piper.text = scenario.text == sentence ? englishSentence : englishSentence + " " + englishSentence
@@ -52,11 +52,25 @@ import Testing
         }
     }
 
-    /// Every moment a pause at `boundary` is asked at, and a screenChanged item's earcon, and a long text.
-    static func scenarios(pausedAt boundary: PauseBoundary) -> [Scenario] {
-        Moment.allCases.map { Scenario(boundary: boundary, moment: $0) }
-            + [Scenario(kind: .screenChanged, boundary: boundary, moment: .started),
-               Scenario(text: longSentence + " " + sentence, boundary: boundary, moment: .afterPost)]
+    /// The scenarios of a pause at one boundary in one voice come in two parts of about half a minute,
+    /// which share no text (so no unpaused reference either): each is a suite of its own on a daemon of
+    /// its own, and the suites run side by side.
+    enum Part {
+        /// Every moment a pause is asked at, in the sentence.
+        case moments
+        /// During a screenChanged item's earcon, and right after a long text is posted.
+        case earconAndLongText
+    }
+
+    /// The scenarios of a pause at `boundary`: `part` of them.
+    static func scenarios(pausedAt boundary: PauseBoundary, _ part: Part) -> [Scenario] {
+        switch part {
+        case .moments:
+            Moment.allCases.map { Scenario(boundary: boundary, moment: $0) }
+        case .earconAndLongText:
+            [Scenario(kind: .screenChanged, boundary: boundary, moment: .started),
+             Scenario(text: longSentence + " " + sentence, boundary: boundary, moment: .afterPost)]
+        }
     }
 
     /// Seconds voiced by `post` heard unpaused on `daemon`.
@@ -64,9 +78,11 @@ import Testing
         let recorder = try daemon.recorder()
         let client = try await daemon.client()
         let id = try await client.post(post)
-        _ = try await client.finished(id)
+        let finished = try await client.finished(id)
         try await Task.sleep(for: .milliseconds(150))
-        return recorder.stop().voicedDuration
+        let voiced = recorder.stop().voicedDuration
+        try #require(finished.reason == .spoken, "the reference, unpaused: \(finished)")
+        return voiced
     }
 
     /// Every scenario on one daemon (a private server each would double the suite's time), each
@@ -231,7 +247,7 @@ import Testing
         let finished = try await client.finished(id)
         try await Task.sleep(for: .milliseconds(150))
         let recording = recorder.stop()
-        #expect(finished.reason == .spoken)
+        #expect(finished.reason == .spoken, "\(finished)")
         #expect(await client.events(of: id).filter { $0.event == "finished" }.count == 1)
         let words = await client.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
         #expect(words.count >= 5, "words were told: \(words.count)")
@@ -264,35 +280,65 @@ import Testing
     }
 }
 
-// Every scenario (`HeardWholeTests.scenarios(pausedAt:)`), one suite per pause boundary and voice, each on a daemon
-// of its own: suites are what the test lanes deal, and these four, the slowest sound tests (about a minute
-// each), run side by side after the lanes (Tests/suite-times.tsv marks them `alone`) instead of one after
-// the other in two suites of two minutes.
+// Every scenario (`HeardWholeTests.scenarios(pausedAt:_:)`), one suite per pause boundary, voice and part,
+// each on a daemon of its own: suites are what the test lanes deal, and these eight, the slowest sound tests
+// (about half a minute each), run side by side after the lanes (Tests/suite-times.tsv marks them `alone`),
+// as four suites of a minute did before.
 
-/// Paused at a word boundary at every moment, and resumed, in eSpeak's French.
+/// Paused at a word boundary at every moment of the sentence, and resumed, in eSpeak's French.
 @Suite(.serialized) struct HeardWholeAtAWordTests {
     @Test func pausedAtAWordAndResumedIsHeardWhole() async throws {
-        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .word), on: DaemonHarness())
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .word, .moments), on: DaemonHarness())
     }
 }
 
-/// Paused at once at every moment, and resumed, in eSpeak's French.
+/// Paused at a word boundary during an earcon and in a long text, and resumed, in eSpeak's French.
+@Suite(.serialized) struct HeardWholeAtAWordInAnEarconOrALongTextTests {
+    @Test func pausedAtAWordInAnEarconOrALongTextAndResumedIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .word, .earconAndLongText), on: DaemonHarness())
+    }
+}
+
+/// Paused at once at every moment of the sentence, and resumed, in eSpeak's French.
 @Suite(.serialized) struct HeardWholeAtOnceTests {
     @Test func pausedAtOnceAndResumedIsHeardWhole() async throws {
-        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .immediate), on: DaemonHarness())
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .immediate, .moments), on: DaemonHarness())
+    }
+}
+
+/// Paused at once during an earcon and in a long text, and resumed, in eSpeak's French.
+@Suite(.serialized) struct HeardWholeAtOnceInAnEarconOrALongTextTests {
+    @Test func pausedAtOnceInAnEarconOrALongTextAndResumedIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(HeardWholeTests.scenarios(pausedAt: .immediate, .earconAndLongText), on: DaemonHarness())
     }
 }
 
 /// The same in the natural voice, through the real Piper worker (issue 27): at a word boundary.
 @Suite(.serialized) struct PiperHeardWholeAtAWordTests {
     @Test func pausedAtAWordAndResumedInThePiperVoiceIsHeardWhole() async throws {
-        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .word), on: DaemonHarness(piper: true))
+        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .word, .moments), on: DaemonHarness(piper: true))
     }
 }
 
-/// The same in the natural voice: paused at once.
+/// The natural voice at a word boundary, during an earcon and in a long text.
+@Suite(.serialized) struct PiperHeardWholeAtAWordInAnEarconOrALongTextTests {
+    @Test func pausedAtAWordInAnEarconOrALongTextAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(
+            HeardWholeTests.piperScenarios(pausedAt: .word, .earconAndLongText), on: DaemonHarness(piper: true))
+    }
+}
+
+/// The natural voice paused at once.
 @Suite(.serialized) struct PiperHeardWholeAtOnceTests {
     @Test func pausedAtOnceAndResumedInThePiperVoiceIsHeardWhole() async throws {
-        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .immediate), on: DaemonHarness(piper: true))
+        try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .immediate, .moments), on: DaemonHarness(piper: true))
+    }
+}
+
+/// The natural voice paused at once, during an earcon and in a long text.
+@Suite(.serialized) struct PiperHeardWholeAtOnceInAnEarconOrALongTextTests {
+    @Test func pausedAtOnceInAnEarconOrALongTextAndResumedInThePiperVoiceIsHeardWhole() async throws {
+        try await HeardWholeTests().everyScenario(
+            HeardWholeTests.piperScenarios(pausedAt: .immediate, .earconAndLongText), on: DaemonHarness(piper: true))
     }
 }

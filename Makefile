@@ -56,11 +56,9 @@ run: build
 # be heard, and each has its own sound server, daemon and folders. Within a lane, one test at a time.
 # Where the package test will run, its package is made meanwhile at the lowest CPU priority from the
 # tests' own debug build (debhelper, lintian: package-test.sh --build; a release build as well would
-# double make test's CPU, and the packaging it tests is the same), then installed, heard and purged as
-# soon as it is made, while the lanes end: its live user-manager test, against the installed package,
-# stands for the lanes' own run of it (two cannot run at once, and the lanes' would see the package's units).
+# double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
 # The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
-# build; its worker's own tests run with the lanes, and so does the installed package's, once it is made.
+# build; its worker's own tests run with the lanes, the installed package's beside the suites that run alone.
 TEST_LANES ?= 4
 test:
 	scripts/install-deps.sh --test --no-voices
@@ -71,13 +69,10 @@ test:
 		if ! $(TEST_BUILD); then kill $$voices 2>/dev/null; exit 1; fi; \
 		if ! wait $$voices; then cat .build-voices/install.log; echo "installing the natural voice failed" >&2; exit 1; fi; \
 		cat .build-voices/install.log
-	@piper="$(MAKE) --no-print-directory test-piper"; set -- --with "$$piper"; \
-		if scripts/package-test.sh --would-run; then \
-			set -- "$$@" --beside "DEB_CONFIGURATION=debug scripts/package-test.sh --build" \
-				--after "SWIFT=$(SWIFT) scripts/package-test.sh --built" --skip A11yServiceTests.LiveUserManagerTests; \
-		fi; \
-		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) $$*"; \
-		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) "$$@"
+	@if scripts/package-test.sh --would-run; then beside="DEB_CONFIGURATION=debug scripts/package-test.sh --build"; else beside=""; fi; \
+		piper="$(MAKE) --no-print-directory test-piper"; package="SWIFT=$(SWIFT) scripts/package-test.sh --built"; \
+		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --with '$$piper' --after '$$package'"; \
+		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --with "$$piper" --after "$$package"
 
 # The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
 # seconds after a build: for the edit-test loop. `make test` runs them too.

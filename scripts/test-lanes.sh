@@ -10,18 +10,13 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--skip SUITE]... [--beside COMMAND] [--with COMMAND]...
-#                         [--after COMMAND]...
+#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]...
 #     --lanes N          N test processes (default $TEST_LANES, else 4)
 #     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
 #                        daemon process): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
 #     --plan             print which suites each lane would run, and run nothing (which suites shared
 #                        a process with one that crashed in CI)
-#     --skip SUITE       leave SUITE (Module.Suite) out: a command given here runs it another way (make
-#                        test, where the package test runs: LiveUserManagerTests, against the installed
-#                        package; two of it cannot run at once, and the package cannot be installed while
-#                        the built one runs, whose user manager would see its units)
 #     --beside COMMAND   run COMMAND (bash -c) meanwhile, only on the CPU the lanes leave (SCHED_IDLE,
 #                        nice 19; as root, back to the usual priority once the lanes are done): work
 #                        that needs the CPU the waiting lanes do not (make test: the package built
@@ -30,11 +25,10 @@
 #                        with its own log (make test: the natural voice's worker tests, which time its
 #                        cancels and must not share the CPU with the natural voice's `alone` suites);
 #                        its failure fails the run
-#     --after COMMAND    once the command beside is done (at once without one; the lanes may still run),
-#                        run COMMAND (bash -c)
-#                        at the lanes' priority, side by side with what runs then and with the other
-#                        commands --after names, each with its log (make test: the package installed
-#                        and heard); its failure fails the run
+#     --after COMMAND    once the lanes passed and the command beside is done, run COMMAND (bash -c)
+#                        side by side with the suites that run alone, at their priority, and with the
+#                        other commands --after names, each with its log (make test: the package
+#                        installed and heard); its failure fails the run
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
@@ -45,7 +39,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-4}
-unit=0 record=0 plan_only=0 beside="" with=() after=() skip=()
+unit=0 record=0 plan_only=0 beside="" with=() after=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
@@ -55,8 +49,7 @@ while [[ $# -gt 0 ]]; do
         --beside) beside="$2"; shift 2 ;;
         --with) with+=("$2"); shift 2 ;;
         --after) after+=("$2"); shift 2 ;;
-        --skip) skip+=("$2"); shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--skip SUITE]... [--beside COMMAND] [--with COMMAND]... [--after COMMAND]..." >&2; exit 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]..." >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
@@ -87,7 +80,7 @@ fi
 # Deal the suites, longest first, each to the lane with the fewest seconds so far. A suite missing
 # from the times file counts 10 s until --record measures it; one the file marks `unit` is the
 # only kind --unit runs.
-plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$unit" -v file="$times_file" -v skip=" ${skip[*]} " '
+plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$unit" -v file="$times_file" '
     BEGIN {
         while ((getline line < file) > 0) {
             if (line ~ /^#/ || line == "") continue
@@ -97,7 +90,7 @@ plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$
     {
         suite = $2
         if (unit && kind[suite] != "unit") next
-        if (kind[suite] == "alone" || index(skip, " " suite " ")) next
+        if (kind[suite] == "alone") next
         t = (suite in seconds) ? seconds[suite] : 10
         if (!(suite in seconds)) printf "note: %s has no measured time in %s (counted as 10 s)\n", suite, file > "/dev/stderr"
         n++; name[n] = suite; cost[n] = t; count[n] = $1
@@ -136,12 +129,8 @@ if [[ $unit -eq 1 ]]; then
     awk -F'\t' 'NR == FNR { if ($3 == "unit") u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
     alone=""
 else
-    awk -F'\t' -v skip=" ${skip[*]} " 'NR == FNR { if ($3 == "alone") a[$1] = 1; next } { split($0, p, "/") } !(p[1] in a) && !index(skip, " " p[1] " ")' \
-        "$times_file" "$listed" >"$wanted"
+    awk -F'\t' 'NR == FNR { if ($3 == "alone") a[$1] = 1; next } { split($0, p, "/") } !(p[1] in a)' "$times_file" "$listed" >"$wanted"
 fi
-for suite in "${skip[@]}"; do
-    grep -q "^$(sed 's/\./\\./g' <<<"$suite")/" "$listed" || { echo "--skip $suite: no such suite" >&2; exit 1; }
-done
 for lane in "${!filters[@]}"; do grep -E "${filters[lane]}" "$listed" || true; done | sort >"$taken"
 missing=$(sort "$wanted" | comm -23 - "$taken")
 twice=$(uniq -d "$taken")
@@ -177,7 +166,6 @@ print_plan() {
         echo "  lane $lane: $count tests, ~${seconds} s: $suites"
     done <<<"$plan"
     [[ -z $alone ]] || echo "then alone: $(paste -sd' ' <<<"$alone")"
-    [[ ${#skip[@]} -eq 0 ]] || echo "left out (run by a command given here): ${skip[*]}"
 }
 if [[ $plan_only -eq 1 ]]; then print_plan; exit 0; fi
 rm -rf "$logs" && mkdir -p "$logs"
@@ -227,40 +215,12 @@ done
     done
 ) &
 ticker_pid=$!
-# The command beside ended with `status`: said, and what comes --after it starts (make test: the package
-# installed and heard, while the lanes may still run), at their priority, side by side with each other.
-beside_ended() {
-    local status=$1
-    beside_pid=""
-    if [[ $status -eq 0 ]]; then
-        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
-    else
-        echo
-        echo "======== beside the lanes FAILED (exit status $status): $beside ========"
-        cat "$logs/beside.log"
-        failed+=(beside)
-    fi
-    start_after
-}
-start_after() {
-    [[ ${#failed[@]} -eq 0 ]] || return 0
-    for index in "${!after[@]}"; do
-        echo "after the command beside (log: $logs/after$index.log): ${after[index]}"
-        "${priority[@]}" bash -c "${after[index]}" >"$logs/after$index.log" 2>&1 &
-        after_pids[index]=$!
-    done
-}
-# Lanes that fail, in the order they end; the command beside, if it ends first, and what comes after it.
+# Lanes that fail, in the order they end.
 failed=()
-[[ -n $beside_pid ]] || start_after
 remaining=${#pids[@]}
 while [[ $remaining -gt 0 ]]; do
     status=0
-    wait -n -p ended "${pids[@]}" ${beside_pid:+"$beside_pid"} || status=$?
-    if [[ -n $beside_pid && $ended == "$beside_pid" ]]; then
-        beside_ended "$status"
-        continue
-    fi
+    wait -n -p ended "${pids[@]}" || status=$?
     for lane in "${!pids[@]}"; do
         [[ ${pids[$lane]} == "$ended" ]] || continue
         summary=$(grep -E '^[^ ]+ Test run with' "$logs/lane$lane.log" | tail -1 || true)
@@ -280,19 +240,17 @@ done
 kill "$ticker_pid" 2>/dev/null || true
 ticker_pid=""
 echo "lanes took $((SECONDS - start)) s"
-# Waits for a command run --with the lanes or --after the command beside (KIND: with or after, its index,
-# its pid, its command) and says how it ended, its log printed if it failed (and always with --show-log);
-# its failure fails the run.
+# Waits for a command run --with or --after the lanes (KIND, its index, its pid, its command) and says
+# how it ended, its log printed if it failed (and always with --show-log); its failure fails the run.
 await_command() {
-    local kind=$1 index=$2 pid=$3 command=$4 show=${5:-} status=0 what
-    what=$([[ $kind == with ]] && echo "with the lanes" || echo "after the command beside")
+    local kind=$1 index=$2 pid=$3 command=$4 show=${5:-} status=0
     wait "$pid" || status=$?
     if [[ $status -eq 0 ]]; then
         [[ -z $show ]] || cat "$logs/$kind$index.log"
-        echo "$what, done after $((SECONDS - start)) s: $command"
+        echo "$kind the lanes, done after $((SECONDS - start)) s: $command"
     else
         echo
-        echo "======== $what FAILED (exit status $status): $command ========"
+        echo "======== $kind the lanes FAILED (exit status $status): $command ========"
         cat "$logs/$kind$index.log"
         failed+=("$kind")
     fi
@@ -333,7 +291,26 @@ if [[ -n $beside_pid ]]; then
     fi
     status=0
     wait "$beside_pid" || status=$?
-    beside_ended "$status"
+    beside_pid=""
+    if [[ $status -eq 0 ]]; then
+        echo "beside the lanes, done after $(($(cat "$logs/beside.end") - began)) s: $beside"
+    else
+        echo
+        echo "======== beside the lanes FAILED (exit status $status): $beside ========"
+        cat "$logs/beside.log"
+        failed+=(beside)
+    fi
+fi
+# What comes after the lanes and the command beside (make test: the package installed and heard), side by
+# side with each other and with the suites that run alone, which do not wait for the command beside; at
+# their priority (at nice 0 beside them at -5, the package's test took 68-74 s where it takes 35 alone,
+# and ended the run 20 s after them).
+if [[ ${#failed[@]} -eq 0 ]]; then
+    for index in "${!after[@]}"; do
+        echo "after the lanes (log: $logs/after$index.log): ${after[index]}"
+        "${priority[@]}" bash -c "${after[index]}" >"$logs/after$index.log" 2>&1 &
+        after_pids[index]=$!
+    done
 fi
 for index in "${!alone_pids[@]}"; do
     status=0

@@ -5,7 +5,11 @@
 /// a clause gets a sliver of a CPU and can stay silent for several seconds while it works, and a
 /// limit on silence alone killed it and failed the item (seen at load 12: every post `error`,
 /// then its text refused as one that kills workers). What the worker spends of the CPU tells:
-/// - a worker that spends none for `limit` is stopped or blocked: hung (SIGSTOP, a deadlock);
+/// - a worker that spends none for `limit` is stopped or blocked: hung (SIGSTOP, a deadlock), unless
+///   it waits for the machine (a thread runnable, waiting for a CPU, or in the disk's uninterruptible
+///   sleep), for up to `machineWaitFactor × limit` of the silence: a fresh worker of an a11yd restarted
+///   on a swamped machine (nine test processes starting, a package installed) spent no CPU for 2 s,
+///   was killed, and the first words after the restart were lost;
 /// - a worker that spends `runawayFactor × limit` of CPU without a word is looping: hung;
 /// - anything else is working, however slowly, and is waited for.
 /// On an idle machine a stopped or blocked worker is noticed after `limit`, as before.
@@ -17,6 +21,9 @@ struct SilenceWatch {
     let limit: Duration
     /// CPU time spent without sending anything, in `limit`s, that counts as a loop.
     static let runawayFactor = 2
+    /// Silence, in `limit`s, for which waiting for the machine counts as working (a bound: a worker
+    /// stuck in the disk's sleep for good is hung too).
+    static let machineWaitFactor = 5
 
     /// When the silence began, and the worker's CPU time then.
     private let start: (at: ContinuousClock.Instant, cpu: Duration?)
@@ -44,10 +51,13 @@ struct SilenceWatch {
     /// The longest a wait lasts: CPU time is looked at this often while the worker is silent.
     static func slice(of limit: Duration) -> Duration { min(limit, .milliseconds(250)) }
 
-    /// The verdict at `now`, when the worker's CPU time is `cpu`.
-    mutating func verdict(now: ContinuousClock.Instant, cpu: Duration?) -> Verdict {
+    /// The verdict at `now`, when the worker's CPU time is `cpu` and it `waitsForTheMachine` (a thread
+    /// runnable or in the disk's sleep).
+    mutating func verdict(now: ContinuousClock.Instant, cpu: Duration?, waitsForTheMachine: Bool = false) -> Verdict {
         if let cpu, let before = lastWork.cpu, cpu > before {
             lastWork = (now, cpu)
+        } else if waitsForTheMachine, now - start.at < limit * Self.machineWaitFactor {
+            lastWork.at = now
         }
         if let cpu, let first = start.cpu, cpu - first >= limit * Self.runawayFactor {
             return .hung(.looping)

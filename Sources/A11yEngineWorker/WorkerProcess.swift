@@ -132,7 +132,7 @@ final class WorkerProcess: Sendable {
             let ready = poll(&poller, 1, wait.map(Self.milliseconds) ?? -1)
             if ready < 0, errno == EINTR { continue }
             if ready == 0, var silence = watch {
-                switch silence.verdict(now: clock.now, cpu: cpuTime()) {
+                switch silence.verdict(now: clock.now, cpu: cpuTime(), waitsForTheMachine: waitsForTheMachine()) {
                 case .hung: return .silent
                 case .wait(let next): wait = next
                 }
@@ -161,6 +161,33 @@ final class WorkerProcess: Sendable {
         var time = timespec()
         guard clock_gettime(clock, &time) == 0 else { return nil }
         return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+
+    /// Whether one of the worker's threads waits for the machine rather than for a11yd or a lock:
+    /// runnable (`R`: for a CPU) or in uninterruptible sleep (`D`: for the disk), as /proc says.
+    func waitsForTheMachine() -> Bool {
+        guard let threads = try? Directory.names(in: "/proc/\(pid)/task") else { return false }
+        return threads.contains { thread in
+            Self.firstBytes(of: "/proc/\(pid)/task/\(thread)/stat").flatMap(Self.runState).map { $0 == "R" || $0 == "D" } ?? false
+        }
+    }
+
+    /// The state letter of a /proc `stat` line: the field after the command name, which is in
+    /// parentheses and may itself hold ") ".
+    static func runState(ofStat line: String) -> Character? {
+        guard let close = line.lastIndex(of: ")") else { return nil }
+        return line[line.index(after: close)...].first { $0 != " " }
+    }
+
+    /// Up to 512 bytes of a /proc file (whose size says 0), as text; nil if it cannot be read.
+    private static func firstBytes(of path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
     /// Kills the worker (if it still runs), waits for it and closes the channel: how it ended.

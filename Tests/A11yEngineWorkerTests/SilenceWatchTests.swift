@@ -42,6 +42,27 @@ struct SilenceWatchTests {
         run([(1.0, 11.0, .wait(.milliseconds(250))), (3.0, 13.0, .wait(.milliseconds(250))), (4.0, 14.0, .hung(.looping))])
     }
 
+    /// Spending no CPU while a thread is runnable or in the disk's sleep is waiting for the machine
+    /// (an a11yd restarted on a swamped machine lost its first words to a fresh worker killed so),
+    /// for up to `machineWaitFactor` limits of silence; then, and without it, the limit decides.
+    @Test func aWorkerWaitingForTheMachineIsWaitedForWithinABound() {
+        var watch = SilenceWatch(limit: Self.limit, now: start, cpu: cpu(10))
+        for second in stride(from: 1.0, through: 9.5, by: 0.5) {
+            #expect(watch.verdict(now: at(second), cpu: cpu(10), waitsForTheMachine: true) == .wait(.milliseconds(250)), "at \(second) s")
+        }
+        // Past 10 s of silence, waiting for the machine no longer counts: hung 2 s after it last did.
+        #expect(watch.verdict(now: at(11.0), cpu: cpu(10), waitsForTheMachine: true) == .wait(.milliseconds(250)))
+        #expect(watch.verdict(now: at(11.5), cpu: cpu(10), waitsForTheMachine: true) == .hung(.idle))
+        var sleeping = SilenceWatch(limit: Self.limit, now: start, cpu: cpu(10))
+        #expect(sleeping.verdict(now: at(2.0), cpu: cpu(10), waitsForTheMachine: false) == .hung(.idle), "asleep: as before")
+    }
+
+    @Test func theRunStateIsTheLetterAfterTheCommandName() {
+        #expect(WorkerProcess.runState(ofStat: "4242 (a11yd) R 1 4242 4242 0 -1") == "R")
+        #expect(WorkerProcess.runState(ofStat: "4242 (a) b) D 1 4242") == "D", "a name with ') ' in it")
+        #expect(WorkerProcess.runState(ofStat: "garbage") == nil)
+    }
+
     @Test func withoutItsCPUTimeWallTimeDecides() {
         run([(1.0, nil, .wait(.milliseconds(250))), (2.0, nil, .hung(.idle))], cpuAtStart: nil)
     }
@@ -108,6 +129,17 @@ struct SilenceWatchTests {
             return
         }
         #expect(worker.end().contains("SIGKILL"))
+    }
+
+    /// Read from /proc for real: a looping worker's thread is runnable, a sleeping one's is not.
+    @Test func aRunnableWorkerWaitsForTheMachineASleepingOneDoesNot() throws {
+        let looping = try Self.worker("while True: pass")
+        let sleeping = try Self.worker("import time\ntime.sleep(30)")
+        #expect(looping.waitsForTheMachine(), "looping: R")
+        usleep(100_000)
+        #expect(!sleeping.waitsForTheMachine(), "asleep: S")
+        _ = looping.end()
+        _ = sleeping.end()
     }
 
     @Test func aLoopingWorkerIsSilent() throws {

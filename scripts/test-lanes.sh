@@ -303,8 +303,8 @@ if [[ -n $beside_pid ]]; then
 fi
 # What comes after the lanes and the command beside (make test: the package installed and heard), side by
 # side with each other and with the suites that run alone, which do not wait for the command beside; at
-# their priority (at nice 0 beside them at -5, the package's test took 68-74 s where it takes 35 alone,
-# and ended the run 20 s after them).
+# their priority, as a test should be (the package's test takes 35 s alone and 68-74 s beside them, at
+# nice 0 or at theirs: the two cores are what it waits for).
 if [[ ${#failed[@]} -eq 0 ]]; then
     for index in "${!after[@]}"; do
         echo "after the lanes (log: $logs/after$index.log): ${after[index]}"

@@ -135,9 +135,19 @@ struct SilenceWatchTests {
     @Test func aRunnableWorkerWaitsForTheMachineASleepingOneDoesNot() throws {
         let looping = try Self.worker("while True: pass")
         let sleeping = try Self.worker("import time\ntime.sleep(30)")
-        #expect(looping.waitsForTheMachine(), "looping: R")
-        usleep(100_000)
-        #expect(!sleeping.waitsForTheMachine(), "asleep: S")
+        // Python starts (reading, running: R or D) before it loops or sleeps; on a busy machine, for
+        // a while: each is given 10 s to be seen as it then stays.
+        func seen(_ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if condition() { return true }
+                usleep(20_000)
+            }
+            return false
+        }
+        #expect(seen { looping.waitsForTheMachine() }, "looping: R")
+        #expect(seen { !sleeping.waitsForTheMachine() }, "asleep: S")
+        #expect(looping.waitsForTheMachine(), "still looping: R")
         _ = looping.end()
         _ = sleeping.end()
     }

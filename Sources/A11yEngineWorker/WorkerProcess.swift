@@ -168,7 +168,7 @@ final class WorkerProcess: Sendable {
     func waitsForTheMachine() -> Bool {
         guard let threads = try? Directory.names(in: "/proc/\(pid)/task") else { return false }
         return threads.contains { thread in
-            Self.firstBytes(of: "/proc/\(pid)/task/\(thread)/stat").flatMap(Self.runState).map { $0 == "R" || $0 == "D" } ?? false
+            (try? TextFile.read("/proc/\(pid)/task/\(thread)/stat", limit: 4096)).flatMap(Self.runState).map { $0 == "R" || $0 == "D" } ?? false
         }
     }
 
@@ -177,17 +177,6 @@ final class WorkerProcess: Sendable {
     static func runState(ofStat line: String) -> Character? {
         guard let close = line.lastIndex(of: ")") else { return nil }
         return line[line.index(after: close)...].first { $0 != " " }
-    }
-
-    /// Up to 512 bytes of a /proc file (whose size says 0), as text; nil if it cannot be read.
-    private static func firstBytes(of path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
     /// Kills the worker (if it still runs), waits for it and closes the channel: how it ended.

@@ -215,6 +215,20 @@ done
     done
 ) &
 ticker_pid=$!
+# How a test process (LABEL, its log, its exit status, the tests it was to run) ended, said on one line;
+# it failed (status 1) unless it passed and ran exactly those tests (a filter that matched fewer passes).
+report_run() {
+    local label=$1 log=$2 status=$3 expected=$4 summary ran
+    summary=$(grep -E '^[^ ]+ Test run with' "$log" | tail -1 || true)
+    ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+    if [[ $status -eq 0 && $ran != "$expected" ]]; then
+        echo "$label ran ${ran:-no} tests, $expected expected" >>"$log"
+        status=1
+    fi
+    printf '%s %s after %d s: %s\n' "$label" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
+        $((SECONDS - start)) "${summary:-exit status $status, no summary}"
+    return "$status"
+}
 # Lanes that fail, in the order they end.
 failed=()
 remaining=${#pids[@]}
@@ -223,15 +237,7 @@ while [[ $remaining -gt 0 ]]; do
     wait -n -p ended "${pids[@]}" || status=$?
     for lane in "${!pids[@]}"; do
         [[ ${pids[$lane]} == "$ended" ]] || continue
-        summary=$(grep -E '^[^ ]+ Test run with' "$logs/lane$lane.log" | tail -1 || true)
-        ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
-        if [[ $status -eq 0 && $ran != "${expected[lane]}" ]]; then
-            echo "lane $lane ran ${ran:-no} tests, ${expected[lane]} expected" >>"$logs/lane$lane.log"
-            status=1
-        fi
-        printf 'lane %s %s after %d s: %s\n' "$lane" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
-            $((SECONDS - start)) "${summary:-exit status $status, no summary}"
-        [[ $status -eq 0 ]] || failed+=("$lane")
+        report_run "lane $lane" "$logs/lane$lane.log" "$status" "${expected[lane]}" || failed+=("$lane")
         unset "pids[$lane]"
     done
     remaining=${#pids[@]}
@@ -315,13 +321,7 @@ fi
 for index in "${!alone_pids[@]}"; do
     status=0
     wait "${alone_pids[index]}" || status=$?
-    log="$logs/lanealone$index.log"
-    summary=$(grep -E '^[^ ]+ Test run with' "$log" | tail -1 || true)
-    ran=$(sed -nE 's/^[^ ]+ Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
-    [[ $status -ne 0 || $ran == "${alone_counts[index]}" ]] || { echo "ran ${ran:-no} tests, ${alone_counts[index]} expected" >>"$log"; status=1; }
-    printf 'alone %s %s after %d s: %s\n' "${alone_names[index]}" "$([[ $status -eq 0 ]] && echo passed || echo FAILED)" \
-        $((SECONDS - start)) "${summary:-exit status $status}"
-    [[ $status -eq 0 ]] || failed+=("alone$index")
+    report_run "alone ${alone_names[index]}" "$logs/lanealone$index.log" "$status" "${alone_counts[index]}" || failed+=("alone$index")
 done
 
 for index in "${!after_pids[@]}"; do await_command after "$index" "${after_pids[index]}" "${after[index]}" --show-log; done

@@ -442,18 +442,8 @@ class PiperWorkerTests(unittest.TestCase):
         # while they play (DecoderSplit); before, every chunk came at once, after the whole clause.
         text = ("the small room on the third floor next to the kitchen is where the meeting "
                 "will be held from now on")
-        sent = time.monotonic()
-        self.worker.send(text_request(28, text))
-        arrivals = []  # (seconds after the request, samples before this chunk)
-        samples = 0
-        while True:
-            message = self.worker.next(30)
-            if message[0] == "end":
-                break
-            if len(message[2]):
-                arrivals.append((time.monotonic() - sent, samples))
-                samples += len(message[2])
-        self.assertEqual(message[1:3], (28, 0))
+        # (seconds after the request, samples before this chunk), of the chunks with samples
+        arrivals = [(at, before) for at, before, count, _ in self.chunks(28, text) if count]
         first, last = arrivals[0][0], arrivals[-1][0]
         self.assertGreater(last - first, 0.2 * last, f"first chunk at {first * 1000:.0f} ms, last at {last * 1000:.0f}")
         # No gap: each chunk comes before what was sent before it has been played.

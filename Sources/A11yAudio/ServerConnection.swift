@@ -7,13 +7,18 @@ import Glibc
 #endif
 
 /// The connection to the sound server: one `pa_context` at a time. A context that fails never
-/// recovers, so a fresh one is made 150 ms later, for as long as it takes.
+/// recovers, so a fresh one is made 150 ms later, for as long as it takes. An attempt the server
+/// takes and does not answer (one starting on a swamped machine, a stopped one) is given up after
+/// `firstAnswerLimitUsec`, then twice as long each time up to `lastAnswerLimitUsec`: libpulse
+/// itself waits 30 s, ten times the grace after which a lost server fails the item.
 ///
 /// Used only with the mainloop lock held (by the owner, or by libpulse callbacks).
 final class ServerConnection {
     enum Event { case connected, lost }
 
     static let reconnectDelayUsec: UInt64 = 150_000
+    static let firstAnswerLimitUsec: UInt64 = 1_000_000
+    static let lastAnswerLimitUsec: UInt64 = 16_000_000
 
     private let mainloop: ThreadedMainloop
     private let identity: PlaybackIdentity
@@ -33,6 +38,9 @@ final class ServerConnection {
     private(set) var rewinds = false
     private var serverInfoOperation: OpaquePointer?
     private var reconnectTimer: OpaquePointer?
+    /// Armed while an attempt waits for the server to answer.
+    private var answerTimer: OpaquePointer?
+    private var answerLimitUsec = firstAnswerLimitUsec
     private var outageLogged = false
     private var everConnected = false
     private var closed = false
@@ -77,7 +85,45 @@ final class ServerConnection {
             // May already have gone FAILED through the callback; scheduling is idempotent.
             noteOutage("cannot connect: \(lastError)")
             scheduleReconnect()
+        } else if context == c, Self.awaitsAnswer(c) {
+            awaitAnswer()
         }
+    }
+
+    /// Connecting, authorizing or naming itself: neither ready nor failed.
+    private static func awaitsAnswer(_ c: OpaquePointer) -> Bool {
+        let state = pa_context_get_state(c)
+        return state != PA_CONTEXT_READY && state != PA_CONTEXT_FAILED && state != PA_CONTEXT_TERMINATED
+    }
+
+    private func awaitAnswer() {
+        cancelAnswerTimer()
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        pa_timeval_add(&tv, answerLimitUsec)
+        answerTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, _, _, userdata in
+            ServerConnection.from(userdata)?.noAnswer()
+        }, userdata)
+    }
+
+    private func cancelAnswerTimer() {
+        guard let timer = answerTimer else { return }
+        mainloop.api.pointee.time_free(timer)
+        answerTimer = nil
+    }
+
+    /// The attempt got no answer in time: given up, and the next one given longer (a server that
+    /// is only slow answers one of them).
+    private func noAnswer() {
+        cancelAnswerTimer()
+        guard !closed, let c = context, Self.awaitsAnswer(c) else { return }
+        logger.warning("the sound server did not answer; trying again", metadata: [
+            "server": "\(server ?? "default")", "waited_ms": "\(answerLimitUsec / 1000)",
+        ])
+        outageLogged = true
+        answerLimitUsec = min(answerLimitUsec * 2, Self.lastAnswerLimitUsec)
+        releaseContext()
+        connect()
     }
 
     /// Ends the connection for good.
@@ -87,6 +133,7 @@ final class ServerConnection {
             mainloop.api.pointee.time_free(timer)
             reconnectTimer = nil
         }
+        cancelAnswerTimer()
         releaseContext()
     }
 
@@ -94,6 +141,8 @@ final class ServerConnection {
         guard c == context, !closed else { return }
         let state = pa_context_get_state(c)
         if state == PA_CONTEXT_READY {
+            cancelAnswerTimer()
+            answerLimitUsec = Self.firstAnswerLimitUsec
             isConnected = true
             if everConnected || outageLogged {
                 logger.info("sound server connection restored", metadata: ["server": "\(serverName(c))"])
@@ -105,6 +154,7 @@ final class ServerConnection {
             askServerName(c)
             onEvent(.connected)
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            cancelAnswerTimer()
             let reason = lastError
             if isConnected {
                 logger.warning("lost the sound server; reconnecting", metadata: ["reason": "\(reason)"])

@@ -516,3 +516,73 @@ extension PulseOutputTests {
         await coordinator.shutDown()
     }
 }
+
+extension PulseOutputTests {
+    /// A server that takes the connection and never answers (one starting up on a swamped machine,
+    /// a stopped one, something else at its socket's path) must not hold the output: libpulse waits
+    /// 30 s for an answer, far past the grace after which a lost server fails the item, so the
+    /// output gives such an attempt up itself and tries again. Here a mute listener takes the
+    /// output's reconnection, then the real server comes back at the same path.
+    @Test(arguments: SoundServerKind.allCases)
+    func aServerThatNeverAnswersDoesNotHoldTheReconnection(_ kind: SoundServerKind) async throws {
+        let rig = try await Rig(kind)
+        let path = String(rig.server.serverAddress.dropFirst("unix:".count))
+        rig.server.stop()
+        #expect(await waitFor(5) { !rig.output.isConnected }, "the loss seen")
+        let mute = try MuteListener(path: path)
+        defer { mute.close() }
+        #expect(await waitFor(5) { mute.accept() }, "the output's next attempt reached the mute listener")
+        mute.stopListening()
+        try rig.server.start()
+        let restartedAt = ContinuousClock.now
+        // Within the 3 s a lost server is given before the item fails (`reconnectGrace`).
+        #expect(await waitFor(5) { rig.output.isConnected }, "reconnected to the server that answers")
+        print("reconnected \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server came back")
+        #expect(await rig.play(tone(seconds: 0.2)) != nil, "a track plays after it")
+    }
+}
+
+/// A Unix socket that accepts connections and never reads or writes on them.
+final class MuteListener {
+    private let path: String
+    private var listener: Int32
+    private var held: [Int32] = []
+
+    init(path: String) throws {
+        self.path = path
+        unlink(path)
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            _ = path.utf8CString.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(raw.count - 1))) }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard listener >= 0, bound == 0, listen(listener, 8) == 0 else {
+            throw SpeechError(.audioUnavailable, "mute listener at \(path): errno \(errno)")
+        }
+    }
+
+    /// Takes a waiting connection, if there is one, and keeps it open unanswered.
+    func accept() -> Bool {
+        let fd = Glibc.accept(listener, nil, nil)
+        guard fd >= 0 else { return false }
+        held.append(fd)
+        return true
+    }
+
+    /// Stops taking connections and frees the path; what it took stays open and unanswered.
+    func stopListening() {
+        if listener >= 0 { Glibc.close(listener) }
+        listener = -1
+        unlink(path)
+    }
+
+    func close() {
+        stopListening()
+        for fd in held { Glibc.close(fd) }
+        held = []
+    }
+}

@@ -124,21 +124,14 @@ final class Ducker {
 
     private func armRelease() {
         guard releaseTimer == nil else { return }
-        var tv = timeval()
-        gettimeofday(&tv, nil)
-        pa_timeval_add(&tv, Self.releaseDelayUsec)
-        releaseTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, _, _, userdata in
+        releaseTimer = mainloop.timer(afterUsec: Self.releaseDelayUsec, userdata: userdata) { _, _, _, userdata in
             guard let ducker = Ducker.from(userdata) else { return }
             // Still inaudible: give the volumes back (restoreAll frees the timer).
             if ducker.speaking == nil { ducker.restoreAll() } else { ducker.cancelRelease() }
-        }, userdata)
+        }
     }
 
-    private func cancelRelease() {
-        guard let timer = releaseTimer else { return }
-        mainloop.api.pointee.time_free(timer)
-        releaseTimer = nil
-    }
+    private func cancelRelease() { mainloop.cancel(&releaseTimer) }
 
     /// Whether requests are still in flight (for a closing output that waits for its restores to
     /// reach the server); forgets those that completed.

@@ -97,25 +97,16 @@ final class ServerConnection {
     }
 
     private func awaitAnswer() {
-        cancelAnswerTimer()
-        var tv = timeval()
-        gettimeofday(&tv, nil)
-        pa_timeval_add(&tv, answerLimitUsec)
-        answerTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, _, _, userdata in
+        mainloop.cancel(&answerTimer)
+        answerTimer = mainloop.timer(afterUsec: answerLimitUsec, userdata: userdata) { _, _, _, userdata in
             ServerConnection.from(userdata)?.noAnswer()
-        }, userdata)
-    }
-
-    private func cancelAnswerTimer() {
-        guard let timer = answerTimer else { return }
-        mainloop.api.pointee.time_free(timer)
-        answerTimer = nil
+        }
     }
 
     /// The attempt got no answer in time: given up, and the next one given longer (a server that
     /// is only slow answers one of them).
     private func noAnswer() {
-        cancelAnswerTimer()
+        mainloop.cancel(&answerTimer)
         guard !closed, let c = context, Self.awaitsAnswer(c) else { return }
         logger.warning("the sound server did not answer; trying again", metadata: [
             "server": "\(server ?? "default")", "waited_ms": "\(answerLimitUsec / 1000)",
@@ -129,11 +120,8 @@ final class ServerConnection {
     /// Ends the connection for good.
     func close() {
         closed = true
-        if let timer = reconnectTimer {
-            mainloop.api.pointee.time_free(timer)
-            reconnectTimer = nil
-        }
-        cancelAnswerTimer()
+        mainloop.cancel(&reconnectTimer)
+        mainloop.cancel(&answerTimer)
         releaseContext()
     }
 
@@ -141,7 +129,7 @@ final class ServerConnection {
         guard c == context, !closed else { return }
         let state = pa_context_get_state(c)
         if state == PA_CONTEXT_READY {
-            cancelAnswerTimer()
+            mainloop.cancel(&answerTimer)
             answerLimitUsec = Self.firstAnswerLimitUsec
             isConnected = true
             if everConnected || outageLogged {
@@ -154,7 +142,7 @@ final class ServerConnection {
             askServerName(c)
             onEvent(.connected)
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-            cancelAnswerTimer()
+            mainloop.cancel(&answerTimer)
             let reason = lastError
             if isConnected {
                 logger.warning("lost the sound server; reconnecting", metadata: ["reason": "\(reason)"])
@@ -212,18 +200,13 @@ final class ServerConnection {
 
     private func scheduleReconnect() {
         guard !closed, reconnectTimer == nil else { return }
-        var tv = timeval()
-        gettimeofday(&tv, nil)
-        pa_timeval_add(&tv, Self.reconnectDelayUsec)
-        reconnectTimer = mainloop.api.pointee.time_new(mainloop.api, &tv, { _, timer, _, userdata in
-            guard let connection = ServerConnection.from(userdata) else { return }
-            connection.reconnectTimerFired(timer)
-        }, userdata)
+        reconnectTimer = mainloop.timer(afterUsec: Self.reconnectDelayUsec, userdata: userdata) { _, _, _, userdata in
+            ServerConnection.from(userdata)?.reconnectTimerFired()
+        }
     }
 
-    private func reconnectTimerFired(_ timer: OpaquePointer?) {
-        if let timer { mainloop.api.pointee.time_free(timer) }
-        reconnectTimer = nil
+    private func reconnectTimerFired() {
+        mainloop.cancel(&reconnectTimer)
         guard !closed else { return }
         releaseContext()
         connect()

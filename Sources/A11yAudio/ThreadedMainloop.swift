@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A `pa_threaded_mainloop`: libpulse's event thread, and the lock that guards everything it
 /// touches. libpulse runs every callback on that thread with the lock held; the lock is
 /// recursive, so callbacks fired synchronously from inside our own calls are fine.
@@ -50,6 +54,22 @@ final class ThreadedMainloop {
                 Unmanaged<Box>.fromOpaque(userdata).takeRetainedValue().body()
             }, userdata)
         }
+    }
+
+    /// A one-shot timer `usec` from now (lock held), which calls `fired` with `userdata` on the event
+    /// thread. Freed with `cancel(_:)`: when it fired, or before what `userdata` points to goes away.
+    func timer(afterUsec usec: UInt64, userdata: UnsafeMutableRawPointer, _ fired: pa_time_event_cb_t) -> OpaquePointer? {
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        pa_timeval_add(&tv, usec)
+        return api.pointee.time_new(api, &tv, fired, userdata)
+    }
+
+    /// Frees `timer`, if set, and forgets it (lock held).
+    func cancel(_ timer: inout OpaquePointer?) {
+        guard let event = timer else { return }
+        api.pointee.time_free(event)
+        timer = nil
     }
 
     deinit { pa_threaded_mainloop_free(handle) }

@@ -265,7 +265,7 @@ let package = Package(
             name: "A11yPronunciationTests",
             dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11yTestSupport"]),
+        .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11ySystem", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.
         .testTarget(name: "A11yServiceTests", dependencies: ["A11yProtocol", "A11yCore", "A11yTestSupport", "A11yDaemon", "A11yEngineWorker", "A11ySystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

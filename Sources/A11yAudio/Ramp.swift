@@ -55,11 +55,19 @@ enum CutPoint {
     /// How far past the furthest PipeWire's pulse server may have read (a whole block more than
     /// the time says) a rewrite starts. Measured: 120 cuts, no ramp's start lost.
     static let leadMicroseconds: UInt64 = 500
+    /// How far past where PulseAudio reads now a new track written behind a cut's ramp (in the
+    /// silence after it) starts. Nothing there needs guarding as a ramp's start does: if the server
+    /// read past it meanwhile, PulseAudio rewinds for it, and at worst the track's first fraction of
+    /// a millisecond is not played (a track's own start: eSpeak's kept millisecond of lead-in, the
+    /// silence before a tone), where 2 ms more made every key echo cut by the next wait 2 ms more.
+    static let startingLeadMicroseconds: UInt64 = 500
 
     /// The first frame a rewrite may start at, given where the server reads now (carried forward
-    /// at the stream's rate), the furthest it may have read, and whether it rewinds.
-    static func unread(readingNow: Int64, furthestRead: Int64, rewinds: Bool, sampleRate: Int) -> Int64 {
-        let (from, lead) = rewinds ? (readingNow, rewindingLeadMicroseconds) : (furthestRead, leadMicroseconds)
+    /// at the stream's rate), the furthest it may have read, and whether it rewinds; `startingTrack`
+    /// for a new track's first frame behind a cut, not a ramp's (down, or up on a resume).
+    static func unread(readingNow: Int64, furthestRead: Int64, rewinds: Bool, sampleRate: Int, startingTrack: Bool = false) -> Int64 {
+        let (from, lead) = rewinds
+            ? (readingNow, startingTrack ? startingLeadMicroseconds : rewindingLeadMicroseconds) : (furthestRead, leadMicroseconds)
         let (sum, overflow) = from.addingReportingOverflow(StreamClock.frames(microseconds: lead, sampleRate: sampleRate) ?? 0)
         return overflow ? .max : sum
     }

@@ -26,6 +26,10 @@ struct Track {
 
     init(format: AudioFormat) { self.format = format }
 
+    /// Nothing of it given to the server yet, and not resumed after a cut: its first frame is its own
+    /// start, not the middle of a ramp up.
+    var startsAfresh: Bool { writtenFrames == 0 && rampUpFrom == nil }
+
     /// Frames a ramp lasts (at least one).
     var rampFrames: Int { max(1, format.frames(milliseconds: Ramp.milliseconds)) }
 

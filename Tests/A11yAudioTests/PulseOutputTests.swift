@@ -74,6 +74,19 @@ struct Rig {
         output.end(track)
         return await waitFor(timeout) { output.progress(of: track)?.isFinished == true } ? track : nil
     }
+
+    /// Starts the stopped server again, expects the output back on it within 5 s (saying how long it
+    /// took), and records the restarted server's sink from then on: the rig's own recorder was the
+    /// old server's.
+    func serverBack(_ what: Comment) async throws -> MonitorRecorder {
+        try server.start()
+        let restartedAt = ContinuousClock.now
+        #expect(await waitFor(5) { output.isConnected }, what)
+        print("\(what): \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server came back")
+        let recorder = MonitorRecorder(server: server.serverAddress)
+        try recorder.start()
+        return recorder
+    }
 }
 
 @Suite("PulseOutput against a private PulseAudio", .serialized)
@@ -386,12 +399,7 @@ struct PulseOutputTests {
         let down = rig.output.progress(of: t)!
         #expect(!down.isFinished && down.appendedFrames == samples.count)
         await sleep(seconds: 0.3)
-        try rig.server.start()
-        let restartedAt = ContinuousClock.now
-        #expect(await waitFor(5) { rig.output.isConnected }, "reconnected")
-        print("reconnected \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server accepted again")
-        let recorder = MonitorRecorder(server: rig.server.serverAddress)
-        try recorder.start()
+        let recorder = try await rig.serverBack("reconnected")
         // The rest of the track (about 1.7 s) plays on the new server.
         #expect(await waitFor(5) { rig.output.progress(of: t)!.isFinished })
         let p = rig.output.progress(of: t)!
@@ -534,14 +542,9 @@ extension PulseOutputTests {
         defer { mute.close() }
         #expect(await waitFor(5) { mute.accept() }, "the output's next attempt reached the mute listener")
         mute.stopListening()
-        try rig.server.start()
-        let restartedAt = ContinuousClock.now
-        // Within the 3 s a lost server is given before the item fails (`reconnectGrace`).
-        #expect(await waitFor(5) { rig.output.isConnected }, "reconnected to the server that answers")
-        print("reconnected \((ContinuousClock.now - restartedAt) / .milliseconds(1)) ms after the server came back")
-        // Heard at the new server's sink, whole.
-        let recorder = MonitorRecorder(server: rig.server.serverAddress)
-        try recorder.start()
+        // Within the 3 s a lost server is given before the item fails (`reconnectGrace`); then heard at
+        // the new server's sink, whole.
+        let recorder = try await rig.serverBack("reconnected to the server that answers")
         #expect(await rig.play(tone(seconds: 0.2)) != nil, "a track plays after it")
         await sleep(seconds: 0.05)
         let audible = recorder.stop().audibleDuration(threshold: 0.1)

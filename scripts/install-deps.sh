@@ -28,7 +28,8 @@ while [[ $# -gt 0 ]]; do
         --test) packages+=(speech-dispatcher python3 python3-speechd orca xvfb xdotool at-spi2-core dbus dbus-x11
                           python3-gi gir1.2-gtk-3.0 util-linux pipewire pipewire-pulse wireplumber
                           dbus-user-session passwd debhelper lintian dpkg-dev
-                          zsh fish groff-base python3-venv espeak-ng)
+                          zsh fish groff-base python3-venv espeak-ng
+                          speech-dispatcher-espeak-ng sox)  # the loudness tests' speech-dispatcher; orca-ssip-test.sh's meter
                 voices=yes ;;
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind

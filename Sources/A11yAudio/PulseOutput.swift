@@ -408,10 +408,15 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         if !t.knowsPosition, let tail {
             // Begun or resumed while a cut's ramp plays: it goes right after the ramp, once there is
             // audio to write and it may play; else it waits for the ramp to be heard (then a flush).
+            // A new track with audio enough to cover the rest of the ramp may start inside it, mixed
+            // with it: the next key's echo does not wait for the last one's ramp to end.
             guard !paused, t.writtenFrames < limit, !stream.mayBeDraining, let reading = stream.reading(),
-                let at = tail.placement(unread: unread(reading, t, startingTrack: t.startsAfresh), room: room(t))
+                let at = tail.placement(
+                    unread: unread(reading, t, startingTrack: t.startsAfresh), room: room(t),
+                    mixing: t.startsAfresh ? (unread(reading, t), Int64(limit)) : nil)
             else { return publish() }
             t.continues(atStreamFrame: at)
+            t.mixes(tail.rampLeft(from: at))
             self.tail = nil
         }
         if t.writtenFrames < limit {
@@ -498,7 +503,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         let rampEnd = at.addingReportingOverflow(Int64(rampLength))
         let end = rampEnd.partialValue.addingReportingOverflow(Int64(silence))
         guard !rampEnd.overflow, !end.overflow else { return false }
-        let tail = StreamTail(rampEnd: rampEnd.partialValue, end: end.partialValue)
+        let tail = StreamTail(rampEnd: rampEnd.partialValue, end: end.partialValue, ramp: ramp, channels: t.channels)
         do {
             try stream.write(ramp + [Int16](repeating: 0, count: silence * t.channels), frames: 0..<rampLength + silence, at: at)
         } catch {

@@ -80,24 +80,52 @@ enum CutPoint {
     }
 }
 
-/// What a cut left on the stream, in stream frames: its ramp down, ending at `rampEnd`, then
-/// silence up to `end`, the server's write index. Pure.
+/// What a cut left on the stream, in stream frames: its ramp down (`ramp`, interleaved, ending at
+/// `rampEnd`), then silence up to `end`, the server's write index. Pure.
 ///
 /// Audio that follows (the next track, or the same one resumed) is written right after the ramp
 /// while the server cannot have read that far, so nothing waits and nothing of the ramp is lost;
-/// once the ramp has been heard, the silence left is dropped and the stream corked, as at the end
+/// a new track with enough audio at hand may start earlier, inside the ramp, mixed with what is
+/// left of it (a crossfade: the next key's echo does not wait for the last one's ramp to end).
+/// Once the ramp has been heard, the silence left is dropped and the stream corked, as at the end
 /// of a track.
 struct StreamTail: Equatable {
     var rampEnd: Int64
     var end: Int64
+    /// The ramp's samples as written, interleaved: what audio placed inside it is mixed with.
+    var ramp: [Int16] = []
+    var channels = 1
 
-    /// Where audio that follows may start: right after the ramp, or at `unread` if that is later;
-    /// nil when less than `room` frames of silence would be left after it (the server is about to
-    /// run out: start afresh, after a flush).
-    func placement(unread: Int64, room: Int64) -> Int64? {
-        let at = max(rampEnd, unread)
+    /// Where the ramp starts (at `rampEnd` when its samples are not known: nothing is mixed).
+    var rampStart: Int64 {
+        let (start, overflow) = rampEnd.subtractingReportingOverflow(Int64(ramp.count / max(channels, 1)))
+        return overflow ? rampEnd : start
+    }
+
+    /// Where audio that follows may start: right after the ramp, or at `unread` if that is later.
+    /// A new track may start inside the ramp instead, mixed with what is left of it, at
+    /// `mixing.unread` (past where a server that rewinds reads by a ramp's own lead: what is
+    /// rewritten there was mixed already, and a rewind of it would drop sound from the sink's
+    /// monitor), when its `mixing.frames` (what it can write at once) cover the rest of the ramp,
+    /// so that none of the ramp is dropped unmixed (PipeWire's pulse server drops what follows a
+    /// write). Nil when less than `room` frames of silence would be left after it (the server is
+    /// about to run out: start afresh, after a flush).
+    func placement(unread: Int64, room: Int64, mixing: (unread: Int64, frames: Int64)? = nil) -> Int64? {
+        var at = max(rampEnd, unread)
+        if let mixing {
+            let inside = max(rampStart, mixing.unread)
+            if inside < min(at, rampEnd), rampEnd - inside <= mixing.frames { at = inside }
+        }
         let (limit, under) = end.subtractingReportingOverflow(max(room, 0))
         return !under && at <= limit ? at : nil
+    }
+
+    /// What is left of the ramp from stream frame `frame` on, interleaved (empty past its end).
+    func rampLeft(from frame: Int64) -> [Int16] {
+        guard frame < rampEnd else { return [] }
+        let (skipped, overflow) = frame.subtractingReportingOverflow(rampStart)
+        let from = overflow ? 0 : Int(clamping: max(skipped, 0)) * max(channels, 1)
+        return from < ramp.count ? Array(ramp[from...]) : []
     }
 
     /// The whole ramp has been heard: the server had surely read `margin` frames past it, on top

@@ -23,6 +23,9 @@ struct Track {
     private(set) var cutAt: Int?
     /// Frames from here are ramped up when given to the server (the track resumed here after a cut).
     private(set) var rampUpFrom: Int?
+    /// What is left of a cut's ramp where the track starts, interleaved: added to its first frames
+    /// when they are given to the server (the track begun inside the ramp, `StreamTail.placement`).
+    private(set) var underlay: [Int16] = []
 
     init(format: AudioFormat) { self.format = format }
 
@@ -73,10 +76,36 @@ struct Track {
     }
 
     /// Frames `frames` as the server is to be given them: `nil` when they are the samples as
-    /// appended (write those), else a copy with the ramp up of a resume applied.
+    /// appended (write those), else a copy with the ramp up of a resume applied, or with what is
+    /// left of the cut's ramp they start inside mixed in.
     func samplesForWriting(_ frames: Range<Int>) -> [Int16]? {
-        guard let from = rampUpFrom, frames.lowerBound - from < rampFrames, frames.upperBound > from else { return nil }
-        return copy(frames) { Ramp.up($0 - from, of: rampFrames) }
+        let rampsUp = rampUpFrom.map { frames.lowerBound - $0 < rampFrames && frames.upperBound > $0 } ?? false
+        guard rampsUp || frames.lowerBound < underlayFrames else { return nil }
+        var out = copy(frames) { frame in rampUpFrom.map { Ramp.up(frame - $0, of: rampFrames) } ?? 1 }
+        mixUnderlay(into: &out, frames)
+        return out
+    }
+
+    /// Frames the underlay lasts.
+    private var underlayFrames: Int { underlay.count / channels }
+
+    /// Adds the underlay to `out`, the samples of `frames`, where they overlap (saturating).
+    private func mixUnderlay(into out: inout [Int16], _ frames: Range<Int>) {
+        let from = max(frames.lowerBound, 0), to = min(frames.upperBound, underlayFrames)
+        guard from < to else { return }
+        for frame in from..<to {
+            for c in 0..<channels {
+                let i = (frame - frames.lowerBound) * channels + c
+                out[i] = Int16(clamping: Int(out[i]) + Int(underlay[frame * channels + c]))
+            }
+        }
+    }
+
+    /// The track, not yet given to the server, starts inside a cut's ramp: `samples` (interleaved,
+    /// what is left of it from the track's first frame on) are mixed into its first frames.
+    mutating func mixes(_ samples: [Int16]) {
+        guard startsAfresh else { return }
+        underlay = samples
     }
 
     /// The samples of `frames` (those appended; silence past them), each frame scaled by `gain(frame)`.
@@ -97,10 +126,14 @@ struct Track {
     /// From now on the track is given to the server from `frame` again, and only once resumed.
     mutating func cut(at frame: Int) -> [Int16] {
         let from = rampUpFrom, limit = writeLimit, length = rampFrames
-        let ramp = copy(frame..<(frame > Int.max - length ? Int.max : frame + length)) { f in
+        let frames = frame..<(frame > Int.max - length ? Int.max : frame + length)
+        var ramp = copy(frames) { f in
             guard f < limit else { return 0 }
             return Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1)
         }
+        // What is left there of the last cut's ramp, already going down, goes on under this one.
+        mixUnderlay(into: &ramp, frames)
+        underlay = []
         writtenFrames = min(writtenFrames, frame)
         cutAt = frame
         return ramp
@@ -139,16 +172,19 @@ struct Track {
     /// frame `streamFrame`: where a flush left the read index (a fresh stream is at 0), or right
     /// after a cut's ramp.
     mutating func continues(atStreamFrame streamFrame: Int64) {
+        underlay = []
         segment = StreamSegment(trackFrame: writtenFrames, streamFrame: streamFrame)
     }
 
     /// A new stream, whose indices start at zero, continues the track from what was written.
     mutating func continuesOnNewStream() {
+        underlay = []
         segment = StreamSegment(trackFrame: writtenFrames, streamFrame: 0)
     }
 
     /// The stream is gone: frames already given to it count as played (the server has them or is gone).
     mutating func streamLost() {
+        underlay = []
         lastPlayed = max(lastPlayed, writtenFrames)
         drainedThrough = max(drainedThrough, writtenFrames)
         segment = nil
@@ -163,6 +199,8 @@ struct Track {
     /// (nil: unknown) and what is written next goes to `writeFrame` (the read index if not given).
     /// Writing continues from the hold's side of what was played.
     mutating func rewound(toStreamFrame readFrame: Int64?, writingAt writeFrame: Int64? = nil) {
+        // The flush dropped the ramp under the track's first frames too.
+        underlay = []
         guard let readFrame else {
             segment = nil
             return
@@ -175,7 +213,10 @@ struct Track {
     }
 
     /// The position is unknown on this stream from now on (drains still tell what played).
-    mutating func forgetPosition() { segment = nil }
+    mutating func forgetPosition() {
+        underlay = []
+        segment = nil
+    }
 
     var knowsPosition: Bool { segment != nil }
 

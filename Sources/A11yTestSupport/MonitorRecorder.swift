@@ -173,21 +173,6 @@ public struct Recording: Sendable {
         return (self.time(ofSample: first) - time, Self.peak(samples, first, min(samples.count, first + sampleRate / 1000)))
     }
 
-    /// How a cut followed at once by more sound (an earcon) ends: the peak of the half millisecond
-    /// before the first half millisecond after `time` that is near-silent (under −54 dBFS, eSpeak's
-    /// own near-silence), in 16-bit units, and when that begins; nil if none within `window`
-    /// seconds. A ramp is there at most 2.3 % of the level it started from; a cut, at that level.
-    public func fallToNearSilence(after time: Double, within window: Double = 0.04) -> (at: Double, halfMillisecondPeak: Int)? {
-        let half = sampleRate / 2_000, quiet = 64
-        var i = max(half, index(atTime: time))
-        let end = min(index(atTime: time + window), samples.count - half)
-        while i < end {
-            if Self.peak(samples, i, i + half) < quiet { return (self.time(ofSample: i) - time, Self.peak(samples, i - half, i)) }
-            i += 1
-        }
-        return nil
-    }
-
     /// The sharpest bend of the waveform between `from` and `to` seconds: the largest
     /// |s[i-1] − 2 s[i] + s[i+1]|, in 16-bit units. A jump of the waveform (a click) bends it by
     /// about its height; a 440 Hz tone at half scale, ramped or not, by about 54.

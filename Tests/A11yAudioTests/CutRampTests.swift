@@ -26,6 +26,10 @@ struct CutRampTests {
         case stop
         /// `cancel`, then the next track at once (its sound after 60 ms of silence).
         case interrupt
+        /// `cancel`, then at once the next track, sounding from its start (a 660 Hz tone fading in
+        /// and out over 1 ms, as eSpeak's speech starts and ends): a key's echo cutting the last. It may begin inside
+        /// the ramp, mixed with it: no click, no silence needed between them.
+        case echo
         /// An immediate pause, resumed 60 ms later.
         case pause
         /// An immediate pause resumed at once, while its ramp down plays: down, then up, no gap.
@@ -77,6 +81,18 @@ struct CutRampTests {
                 output.append([Int16](repeating: 0, count: mono22k.frames(milliseconds: 60)) + tone(seconds: 0.05), to: next)
                 output.end(next)
                 await sleep(seconds: 0.11)
+            case .echo:
+                output.cancel(track)
+                let next = output.begin(format: mono22k).id
+                var echo = tone(seconds: 0.05, frequency: 660)
+                let fade = mono22k.frames(milliseconds: 1)
+                for i in 0..<fade {
+                    echo[i] = Int16(Double(echo[i]) * Double(i) / Double(fade))
+                    echo[echo.count - 1 - i] = Int16(Double(echo[echo.count - 1 - i]) * Double(i) / Double(fade))
+                }
+                output.append(echo, to: next)
+                output.end(next)
+                await sleep(seconds: 0.06)
             case .pause:
                 output.setPaused(true, track)
                 await sleep(seconds: 0.06)
@@ -158,6 +174,18 @@ struct CutRampTests {
             heard.bend = max(heard.bend, resumeBend)
             if onset.firstMillisecondPeak >= Recording.clickLimit || resumeBend > Self.smoothBend {
                 heard.problem = problem("resumed with first ms peak \(onset.firstMillisecondPeak), sharpest bend \(resumeBend)")
+            }
+            return heard
+        case .echo:
+            // The old tone ramps down as the new one comes in, mixed or one after the other:
+            // smooth throughout, the new one heard, then silence once it ends. (How the new one
+            // ends is not judged: PulseAudio's null sink monitor loses the last millisecond of a
+            // track, what its sink had mixed ahead when the stream was corked.)
+            let bend = recording.sharpestBend(from: at, to: at + 0.04)
+            let next = Recording.peak(recording.samples, recording.index(atTime: at + 0.025), recording.index(atTime: at + 0.045))
+            var heard = Heard(bend: bend)
+            if bend > Self.smoothBend || next < 8_000 || recording.cut(at: at + 0.05, within: 0.05) == nil {
+                heard.problem = problem("sharpest bend \(bend), the next track's peak \(next)")
             }
             return heard
         case .quickResume:

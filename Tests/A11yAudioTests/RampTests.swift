@@ -74,6 +74,26 @@ import Testing
         #expect(StreamTail(rampEnd: .max, end: .max).placement(unread: .min, room: 0) == .max)
     }
 
+    @Test func aNewTrackWithAudioToCoverTheRestOfTheRampStartsInsideIt() {
+        // The ramp: 88 frames from 1,000 (the values 88 down to 1), then silence to 1,749.
+        let tail = StreamTail(rampEnd: 1_088, end: 1_749, ramp: (1...88).reversed().map { Int16($0) })
+        #expect(tail.rampStart == 1_000)
+        #expect(tail.placement(unread: 1_011, room: 22, mixing: (1_011, 77)) == 1_011, "inside the ramp: mixed with its last 77 frames")
+        #expect(tail.placement(unread: 990, room: 22, mixing: (1_030, 58)) == 1_030, "inside it, at the ramp's own lead")
+        #expect(tail.placement(unread: 1_011, room: 22, mixing: (1_011, 76)) == 1_088, "too little audio to cover them: after it")
+        #expect(tail.placement(unread: 1_011, room: 22) == 1_088, "a resume is never mixed")
+        #expect(tail.placement(unread: 900, room: 22, mixing: (900, 1_000)) == 1_000, "never before the ramp starts")
+        #expect(tail.placement(unread: 1_200, room: 22, mixing: (1_200, 1_000)) == 1_200, "past the ramp: as before")
+        #expect(tail.placement(unread: 1_011, room: 22, mixing: (1_100, 1_000)) == 1_088, "the lead reaches past the ramp: after it")
+        #expect(tail.rampLeft(from: 1_011) == (1...77).reversed().map { Int16($0) })
+        #expect(tail.rampLeft(from: 900).count == 88 && tail.rampLeft(from: 1_088).isEmpty && tail.rampLeft(from: .max).isEmpty)
+        #expect(tail.rampLeft(from: .min).count == 88)
+        let stereo = StreamTail(rampEnd: 1_088, end: 1_749, ramp: [Int16](repeating: 5, count: 176), channels: 2)
+        #expect(stereo.rampStart == 1_000 && stereo.rampLeft(from: 1_087) == [5, 5])
+        #expect(StreamTail(rampEnd: .min, end: .max, ramp: [1, 2]).placement(unread: .min, room: 0, mixing: (.min, .max)) == .min,
+                "a ramp whose start no integer holds is not mixed into")
+    }
+
     @Test func aRampIsHeardOnceTheServerSurelyReadPastItAndWhatItsSinkHeld() {
         let tail = StreamTail(rampEnd: 1_088, end: 1_749)
         #expect(!tail.isHeard(surelyRead: 1_088, sinkLatency: 0, margin: 44))
@@ -147,6 +167,29 @@ import Testing
         _ = resumed.cut(at: 0)
         resumed.resume(atStreamFrame: nil)
         #expect(!resumed.startsAfresh, "its first frames ramp up: they need the ramp's lead")
+    }
+
+    @Test func aTrackBegunInsideARampHasItMixedIntoItsFirstFramesUntilItIsRewritten() {
+        var t = track(written: 0)
+        t.mixes([Int16](repeating: 3_000, count: 40) + [30_000])
+        let first = t.samplesForWriting(0..<100) ?? []
+        #expect(first.count == 100 && first[..<40].allSatisfy { $0 == 13_000 } && first[40] == .max && first[41...].allSatisfy { $0 == 10_000 },
+                "added, saturating, over the underlay's 41 frames only")
+        #expect(t.samplesForWriting(20..<30) == [Int16](repeating: 13_000, count: 10))
+        #expect(t.samplesForWriting(41..<100) == nil, "past it: the samples as appended")
+        // Cut inside it: the rest of the old ramp goes on under the new one, and is then dropped.
+        t.writtenFrames = 100
+        let ramp = t.cut(at: 10)
+        #expect(ramp[0] > 12_990 && ramp[30] >= 3_000 && ramp[87] == 0)
+        t.resume(atStreamFrame: 2_000)
+        #expect((t.samplesForWriting(10..<20) ?? []).allSatisfy { $0 < 10_000 }, "ramping up, with nothing of the old ramp")
+        var written = track(written: 1)
+        written.mixes([1_000])
+        #expect(written.samplesForWriting(0..<1) == nil, "a track already given to the server is not mixed into")
+        var flushed = track(written: 0)
+        flushed.mixes([1_000, 1_000])
+        flushed.rewound(toStreamFrame: 500)
+        #expect(flushed.samplesForWriting(0..<2) == nil, "a flush dropped the ramp too")
     }
 
     @Test func aRampStopsAtTheHoldOrTheEndOfWhatWasAppended() {

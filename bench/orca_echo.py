@@ -29,6 +29,8 @@ import tempfile
 import threading
 import time
 
+import numpy as np
+
 LETTERS = "abcdefghijklmnopqrstuvwx"   # 24 keys per block
 TYPING_INTERVAL = 0.15                  # a fast typist: each echo is cut by the next key
 RATE_GUESS = 48000                      # the recorder's rate (bench.py's RATE)
@@ -357,6 +359,7 @@ def block(desktop, proxy, rec, server, upstream, keys, log, loud):
     orca = desktop.orca(proxy.path)
     window = None
     rows = []
+    echoes = {}   # letter → where its first echo after silence turned loud (the recording's sample)
     try:
         # Ready once its greeting ("Screen reader on.") has been spoken and the sink is quiet again.
         deadline = now() + 30
@@ -384,17 +387,21 @@ def block(desktop, proxy, rec, server, upstream, keys, log, loud):
             t_arrival = rec.time_of(k, clock="arrival") if k is not None else None
             rows.append({"key": letter, "t_key": t_key, "sound": t_sound, "sound_envelope": t_envelope,
                          "sound_arrival": t_arrival, **seen})
-        rows += typing(keyboard, proxy, rec, keys, connection, loud)
+            if k is not None:
+                echoes.setdefault(letter, k)
+        rows += typing(keyboard, proxy, rec, keys, connection, loud, echoes)
         return rows
     finally:
         Desktop.end([p for p in (window, orca) if p is not None])
         time.sleep(0.3)
 
 
-def typing(keyboard, proxy, rec, keys, connection, loud, interval=TYPING_INTERVAL):
+def typing(keyboard, proxy, rec, keys, connection, loud, echoes, interval=TYPING_INTERVAL):
     """The same keys typed at a typist's pace, each echo cutting the previous one (Orca's CANCEL): the
     new echo's first sound is the first loud sample after the old one fell silent (≥ 2 ms at or below
-    QUIET) since the key."""
+    QUIET) since the key; and, where the new echo may begin before the old one has fallen silent (a11yd
+    mixes it into the old one's ramp), where the same letter's echo after silence (`echoes`) is found
+    again (`onset_by_match`), for both servers alike."""
     rec.wait_quiet(rec.count(), 300, 10)
     presses = []
     start = now()
@@ -410,9 +417,37 @@ def typing(keyboard, proxy, rec, keys, connection, loud, interval=TYPING_INTERVA
         n_next = presses[i + 1][1] if i + 1 < len(presses) else rec.count()
         seen = analyse([x for x in proxy.since(t_key) if x[0] < t_next], t_key, connection)
         k = onset_after_gap(rec, n0, n_next + RATE_GUESS // 50, loud)
+        m = onset_by_match(rec, n0, n_next + RATE_GUESS // 50, echoes[letter]) if letter in echoes else None
         rows.append({"key": letter, "typing": True, "t_key": t_key, "sound": rec.time_of(k) if k is not None else None,
+                     "sound_matched": rec.time_of(m) if m is not None else None,
                      "sound_envelope": None, "sound_arrival": None, **seen})
     return rows
+
+
+def onset_by_match(rec, n0, n_end, reference, lead=RATE_GUESS * 3 // 1000, length=RATE_GUESS * 6 // 1000,
+                   least=0.8, near=0.9):
+    """Where the echo whose loud onset after silence was at sample `reference` starts again in
+    [n0, n_end): its 3 ms before and 6 ms after that onset (its attack) are found by normalised
+    cross-correlation (the same letter in the same voice is the same sound; what is left of an echo it
+    cuts only lowers the match), and the loud onset is as far into the match as it was into the
+    reference. The earliest match within `near` of the best is taken: a steady vowel matches again a
+    pitch period or two later, and the true start, mixed with the end of the echo it cuts, may score
+    a little lower than those. None when nothing matches by at least `least`."""
+    template = rec.samples(reference - lead, reference + length).astype(np.float64)
+    segment = rec.samples(n0, n_end).astype(np.float64)
+    if template.size < lead + length or segment.size < template.size:
+        return None
+    products = np.correlate(segment, template, mode="valid")
+    energy = np.convolve(segment * segment, np.ones(template.size), mode="valid")
+    score = products / (np.sqrt(np.maximum(energy, 1e-9) * float(template @ template)) + 1e-9)
+    best = float(score.max())
+    if best < least:
+        return None
+    first = int(np.nonzero(score >= near * best)[0][0])
+    # The top of that match: the first local maximum from there.
+    while first + 1 < score.size and score[first + 1] > score[first]:
+        first += 1
+    return n0 + first + lead
 
 
 def onset_after_gap(rec, n0, n_end, loud, quiet=200, gap=RATE_GUESS // 500):
@@ -439,6 +474,7 @@ def summary(rows, typing=False):
         return lambda r: (r[b] - r[a]) if r.get(a) is not None and r.get(b) is not None else None
     measures = {
         "key → first sound": d("t_key", "sound"),
+        "key → first sound, found by matching the same letter's echo after silence": d("t_key", "sound_matched"),
         "key → Orca's first line": d("t_key", "first_line"),
         "key → SPEAK (end of its body)": d("t_key", "speak"),
         "SPEAK → 225": d("speak", "queued"),

@@ -410,7 +410,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             // audio to write and it may play; else it waits for the ramp to be heard (then a flush).
             // A new track with audio enough to cover the rest of the ramp may start inside it, mixed
             // with it: the next key's echo does not wait for the last one's ramp to end.
-            guard !paused, t.writtenFrames < limit, !stream.mayBeDraining, let reading = stream.reading(),
+            guard !paused, t.writtenFrames < limit, mayFollowTail(on: stream), let reading = stream.reading(),
                 let at = tail.placement(
                     unread: unread(reading, t, startingTrack: t.startsAfresh), room: room(t),
                     mixing: t.startsAfresh ? (unread(reading, t), Int64(limit)) : nil)
@@ -476,6 +476,15 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             sampleRate: t.format.sampleRate, startingTrack: startingTrack)
     }
 
+    /// Whether audio may be written behind the last cut's tail now. Not while PipeWire's pulse server
+    /// may still be draining (`PlaybackStream.mayBeDraining`: it would read past what is written
+    /// next): then it waits for the ramp to be heard, and a flush. PulseAudio only plays later what
+    /// is written during a drain: a track that had been written to its end when the next key cut it
+    /// (a short echo while typing) does not make the next wait.
+    private func mayFollowTail(on stream: PlaybackStream) -> Bool {
+        !stream.mayBeDraining || connection.rewinds
+    }
+
     /// Silence left after audio placed behind a cut's ramp, at least: what the server reads before
     /// that audio arrives.
     private func room(_ t: Track) -> Int64 { frames(1, t) }
@@ -524,7 +533,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func resumeAfterCut() {
         guard var t = track, t.cutAt != nil else { return }
         var at: Int64?
-        if let stream, let tail, !stream.mayBeDraining, let reading = stream.reading() {
+        if let stream, let tail, mayFollowTail(on: stream), let reading = stream.reading() {
             at = tail.placement(unread: unread(reading, t), room: room(t))
         }
         t.resume(atStreamFrame: at)

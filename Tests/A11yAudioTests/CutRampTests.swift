@@ -27,10 +27,10 @@ struct CutRampTests {
         /// `cancel`, then the next track at once (its sound after 60 ms of silence).
         case interrupt
         /// `cancel`, then at once the next track, sounding from its start (a 660 Hz tone fading in
-        /// and out over 1 ms, as eSpeak's speech starts and ends): a key's echo cutting the last. It may begin inside
-        /// the ramp, mixed with it: no click, no silence needed between them.
+        /// and out over 1 ms, as eSpeak's speech starts and ends): a key's echo cutting the last.
+        /// It may begin inside the ramp, mixed with it: no click, no silence needed between them.
         case echo
-        /// The same, with the tone cut 20-30 ms before its end: written to its end, its drain asked
+        /// The same, with the tone cut 15-20 ms before its end: written to its end, its drain asked
         /// (a short echo cut by the next key). On PulseAudio the next follows as at once: no silence
         /// between them.
         case echoNearTheEnd
@@ -184,8 +184,8 @@ struct CutRampTests {
         case .echo, .echoNearTheEnd:
             // The old tone ramps down as the new one comes in, mixed or one after the other:
             // smooth throughout, the new one heard, then silence once it ends. (How the new one
-            // ends is not judged: PulseAudio's null sink monitor loses the last millisecond of a
-            // track, what its sink had mixed ahead when the stream was corked.)
+            // ends is not judged: PulseAudio's null sink monitor was measured to lose up to a
+            // millisecond of a track's end.)
             let bend = recording.sharpestBend(from: at, to: at + 0.04)
             let next = Recording.peak(recording.samples, recording.index(atTime: at + 0.025), recording.index(atTime: at + 0.045))
             var heard = Heard(bend: bend)

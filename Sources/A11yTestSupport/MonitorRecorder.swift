@@ -44,6 +44,16 @@ public struct Recording: Sendable {
         return Self.rms(samples, a, b)
     }
 
+    /// The level of a steady sound between `from` and `to` seconds whatever a short dropout in it:
+    /// the median RMS of its `window`-second windows (a player starved for a moment on a loaded
+    /// machine leaves a gap that an RMS over the whole span counts as a quieter sound).
+    public func steadyLevel(from: Double, to: Double, window: Double = 0.05) -> Double {
+        let step = max(1, Int(window * Double(sampleRate)))
+        let a = max(0, index(atTime: from)), b = min(samples.count, index(atTime: to))
+        let levels = stride(from: a, to: b - step + 1, by: step).map { Self.rms(samples, $0, $0 + step) }.sorted()
+        return levels.isEmpty ? 0 : levels[levels.count / 2]
+    }
+
     /// Loudness of speech whatever its pauses: the RMS of the `window`-second windows within
     /// `relativeDecibels` of the loudest (the Piper worker's `gated_rms`, which brings a natural voice to
     /// eSpeak's loudness so measured); 0 if nothing was recorded.

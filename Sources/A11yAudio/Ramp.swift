@@ -114,7 +114,7 @@ struct StreamTail: Equatable {
         var at = max(rampEnd, unread)
         if let mixing {
             let inside = max(rampStart, mixing.unread)
-            if inside < min(at, rampEnd), rampEnd - inside <= mixing.frames { at = inside }
+            if inside < rampEnd, rampEnd - inside <= mixing.frames { at = inside }
         }
         let (limit, under) = end.subtractingReportingOverflow(max(room, 0))
         return !under && at <= limit ? at : nil

@@ -17,14 +17,19 @@ struct Track {
     /// Highest played position reported so far (keeps `playedFrames` monotonic).
     private(set) var lastPlayed = 0
     /// Where this track lies on the current stream; `nil` while unknown.
-    private(set) var segment: StreamSegment?
+    private(set) var segment: StreamSegment? {
+        // Wherever the track is placed anew (after a flush, on a new stream, or lost), what lay
+        // under its first frames where it was is not there.
+        didSet { underlay = [] }
+    }
     /// Set when a cut ramped the track down here (an immediate pause): nothing is given to the
     /// server until it resumes, from this frame.
     private(set) var cutAt: Int?
     /// Frames from here are ramped up when given to the server (the track resumed here after a cut).
     private(set) var rampUpFrom: Int?
     /// What is left of a cut's ramp where the track starts, interleaved: added to its first frames
-    /// when they are given to the server (the track begun inside the ramp, `StreamTail.placement`).
+    /// when they are given to the server (the track begun inside the ramp, `StreamTail.placement`),
+    /// as long as it keeps that place (`segment`) and is not cut.
     private(set) var underlay: [Int16] = []
 
     init(format: AudioFormat) { self.format = format }
@@ -172,19 +177,16 @@ struct Track {
     /// frame `streamFrame`: where a flush left the read index (a fresh stream is at 0), or right
     /// after a cut's ramp.
     mutating func continues(atStreamFrame streamFrame: Int64) {
-        underlay = []
         segment = StreamSegment(trackFrame: writtenFrames, streamFrame: streamFrame)
     }
 
     /// A new stream, whose indices start at zero, continues the track from what was written.
     mutating func continuesOnNewStream() {
-        underlay = []
         segment = StreamSegment(trackFrame: writtenFrames, streamFrame: 0)
     }
 
     /// The stream is gone: frames already given to it count as played (the server has them or is gone).
     mutating func streamLost() {
-        underlay = []
         lastPlayed = max(lastPlayed, writtenFrames)
         drainedThrough = max(drainedThrough, writtenFrames)
         segment = nil
@@ -199,8 +201,6 @@ struct Track {
     /// (nil: unknown) and what is written next goes to `writeFrame` (the read index if not given).
     /// Writing continues from the hold's side of what was played.
     mutating func rewound(toStreamFrame readFrame: Int64?, writingAt writeFrame: Int64? = nil) {
-        // The flush dropped the ramp under the track's first frames too.
-        underlay = []
         guard let readFrame else {
             segment = nil
             return
@@ -213,10 +213,7 @@ struct Track {
     }
 
     /// The position is unknown on this stream from now on (drains still tell what played).
-    mutating func forgetPosition() {
-        underlay = []
-        segment = nil
-    }
+    mutating func forgetPosition() { segment = nil }
 
     var knowsPosition: Bool { segment != nil }
 

@@ -58,8 +58,8 @@ enum CutPoint {
     /// How far past where PulseAudio reads now a new track written behind a cut's ramp (in the
     /// silence after it) starts. Nothing there needs guarding as a ramp's start does: if the server
     /// read past it meanwhile, PulseAudio rewinds for it, and at worst the track's first fraction of
-    /// a millisecond is not played (a track's own start: eSpeak's kept millisecond of lead-in, the
-    /// silence before a tone), where 2 ms more made every key echo cut by the next wait 2 ms more.
+    /// a millisecond is not played (a track's own start: eSpeak's lead-in, or the first of its
+    /// onset where it has none), where 2 ms more made every key echo cut by the next wait 2 ms more.
     static let startingLeadMicroseconds: UInt64 = 500
 
     /// The first frame a rewrite may start at, given where the server reads now (carried forward

@@ -47,7 +47,8 @@ final class SynthesisContext {
 
     private let continuation: Continuation
     private let cancellation: CancellationFlag
-    /// Frames kept before the first audible sample, so the onset is not clipped (1 ms).
+    /// At most this many frames are kept before the first audible sample, so that a quiet onset is
+    /// not clipped (1 ms): eSpeak's own lead-in, from its first non-zero sample.
     private let keepFrames: Int
     /// The last `keepFrames` frames dropped so far, while trimming: the onset can open a new
     /// buffer, and the frames kept before it then come from the previous one.
@@ -172,11 +173,12 @@ final class SynthesisContext {
             if audible {
                 samples = Array(buffer)
             } else if let onset = buffer.firstIndex(where: { abs(Int($0)) > Self.silenceThreshold }) {
-                let from = max(0, onset - keepFrames)
-                let carried = droppedTail.suffix(keepFrames - (onset - from))
-                trimmedFrames += from - carried.count
+                // The lead-in kept before the onset (the previous buffer's end may hold part of
+                // it) starts at its first non-zero sample: zeros there would only delay the sound.
+                let leadIn = (droppedTail + buffer[..<onset]).suffix(keepFrames).drop { $0 == 0 }
+                trimmedFrames += onset - leadIn.count
                 audible = true
-                samples = Array(carried) + buffer[from...]
+                samples = Array(leadIn) + buffer[onset...]
                 droppedTail = []
             } else {
                 trimmedFrames += count

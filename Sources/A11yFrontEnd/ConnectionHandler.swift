@@ -20,7 +20,7 @@ public protocol ConnectionHandler: Sendable {
     associatedtype Conversation
     /// What a connection's pipeline handlers share with its conversation, made with them (SSIP: the
     /// settings other connections change for it, which its session handler applies on the event
-    /// loop). `Void` when the pipeline only frames.
+    /// loop, and whether any of its messages is left). `Void` when the pipeline only frames.
     associatedtype ChannelLink: Sendable = Void
 
     /// Adds the framing to a new connection's pipeline, on its event loop before anything is read:

@@ -20,23 +20,23 @@ struct SSIPHandler: ConnectionHandler {
     let configuration: SSIPServer.Configuration
     let logger: Logger
 
-    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations, for client: ClientID) throws -> SSIPChangesFromOthers {
+    func setUpChannel(_ pipeline: ChannelPipeline.SynchronousOperations, for client: ClientID) throws -> SSIPChannelLink {
         let session = SSIPSession(
             client: client, defaultLanguage: configuration.defaultLanguage, defaultPriority: configuration.defaultPriority,
             limits: .init(maximumMessageBytes: configuration.maximumMessageBytes))
-        let changesFromOthers = SSIPChangesFromOthers()
+        let link = SSIPChannelLink()
         let router = router
         try pipeline.addHandlers(
             ByteToMessageHandler(SSIPLineDecoder(maximumLength: configuration.maximumLineLength)),
             MessageToByteHandler(SSIPReplyEncoder()),
-            SSIPSessionHandler(session: session, changesFromOthers: changesFromOthers) { hold in
+            SSIPSessionHandler(session: session, link: link) { hold in
                 Task { await router.release(client, hold: hold) }
             })
-        return changesFromOthers
+        return link
     }
 
-    func open(_ client: ClientID, link changesFromOthers: SSIPChangesFromOthers) async -> (outbox: Outbox<SSIPOutput>, conversation: SSIPConnection) {
-        let outbox = await router.register(client, changesFromOthers: changesFromOthers)
+    func open(_ client: ClientID, link: SSIPChannelLink) async -> (outbox: Outbox<SSIPOutput>, conversation: SSIPConnection) {
+        let outbox = await router.register(client, link: link)
         return (outbox, SSIPConnection(client: client, speech: speech, router: router))
     }
 

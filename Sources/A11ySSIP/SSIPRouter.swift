@@ -31,13 +31,16 @@ actor SSIPRouter {
     private struct Connection {
         var outbox: Outbox<SSIPOutput>
         /// Each message until its last event.
-        var messages: [UtteranceID: Message] = [:]
+        var messages: [UtteranceID: Message] = [:] {
+            didSet { link.setMessagesNotEnded(messages.count) }
+        }
         var isAnswering = false
         var heldEvents: [SSIPReply] = []
         /// Counts answers, so that a timed release meant for one cannot end a later one.
         var hold: UInt64 = 0
-        /// Changes other connections made, applied by its session handler before its next line.
-        var changesFromOthers: SSIPChangesFromOthers
+        /// What its session handler reads: changes other connections made, applied before its
+        /// next line, and whether it has messages left.
+        let link: SSIPChannelLink
     }
 
     private let speech: any SpeechControl
@@ -52,10 +55,11 @@ actor SSIPRouter {
     }
 
     /// A new connection; its writer drains the returned outbox, which ends when the connection is
-    /// to close. `changesFromOthers` is where its session handler finds what `SET all …` changed.
-    func register(_ client: ClientID, changesFromOthers: SSIPChangesFromOthers = SSIPChangesFromOthers()) -> Outbox<SSIPOutput> {
+    /// to close. `link` is where its session handler finds what `SET all …` changed, and whether
+    /// any of its messages has not ended.
+    func register(_ client: ClientID, link: SSIPChannelLink = SSIPChannelLink()) -> Outbox<SSIPOutput> {
         let outbox = Outbox<SSIPOutput>(limits: limits, isProgress: \.isProgress)
-        connections[client] = Connection(outbox: outbox, changesFromOthers: changesFromOthers)
+        connections[client] = Connection(outbox: outbox, link: link)
         return outbox
     }
 
@@ -154,11 +158,11 @@ actor SSIPRouter {
     func change(_ change: SSIPSettingChange, for scope: ControlScope, from sender: ClientID) -> Bool {
         switch scope {
         case .all:
-            for (client, connection) in connections where client != sender { connection.changesFromOthers.append(change) }
+            for (client, connection) in connections where client != sender { connection.link.append(change) }
             return true
         case .client(let client):
             guard let connection = connections[client] else { return false }
-            connection.changesFromOthers.append(change)
+            connection.link.append(change)
             return true
         }
     }

@@ -24,7 +24,10 @@ import Synchronization
 ///
 /// STOP and CANCEL are answered here before they take effect, as speech-dispatcher answers them,
 /// and only their effect goes to the reader, without the session: Orca sends one before each key's
-/// SETs and SPEAK, which are answered meanwhile; its SPEAK reaches the reader after the stop.
+/// SETs and SPEAK, which are answered meanwhile; its SPEAK reaches the reader after the stop. A stop
+/// of the connection's own messages goes nowhere when none is left (`SSIPChannelLink`, kept by the
+/// router from each message's post, which comes before the reader's reply to its SPEAK, to its last
+/// event).
 ///
 /// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`); when that
 /// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply.
@@ -36,7 +39,7 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Nil while the reader carries out a line that needs speech.
     private var session: SSIPSession?
-    private let changesFromOthers: SSIPChangesFromOthers
+    private let link: SSIPChannelLink
     private let releaseHeldEvents: @Sendable (_ hold: UInt64) -> Void
     /// Lines read and not yet answered, in order.
     private var waiting = CircularBuffer<SSIPFrame>()
@@ -48,11 +51,11 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var inputClosedPending = false
 
     init(
-        session: SSIPSession, changesFromOthers: SSIPChangesFromOthers,
+        session: SSIPSession, link: SSIPChannelLink,
         releaseHeldEvents: @escaping @Sendable (_ hold: UInt64) -> Void
     ) {
         self.session = session
-        self.changesFromOthers = changesFromOthers
+        self.link = link
         self.releaseHeldEvents = releaseHeldEvents
     }
 
@@ -102,7 +105,7 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var wrote = false
         while var session, !waiting.isEmpty, context.channel.isWritable {
             let frame = waiting.removeFirst()
-            for change in changesFromOthers.take() { session.apply(change) }
+            for change in link.take() { session.apply(change) }
             let actions = session.receive(frame)
             if let hold = heldEvents {
                 heldEvents = nil
@@ -115,12 +118,18 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(wrapOutboundOut(reply), promise: nil)
                 wrote = true
             }
-            let rest = Array(actions.dropFirst(leading.count))
+            var rest = Array(actions.dropFirst(leading.count))
             // A STOP or CANCEL, answered, leaves the session here: the reader carries out the stop
             // while the lines after it (Orca's SETs) are answered, and a line that needs speech
             // follows the stop through the reader, in order. Any other line takes the session along.
             let keepsSession = rest.allSatisfy(\.isAnsweredStop)
             self.session = keepsSession ? session : nil
+            // A stop of the connection's own messages when none is left has nothing to end: Orca
+            // sends CANCEL before every key's echo, mostly after silence, and carried out it cost
+            // Orca 0.2 ms before its next line (the stop's threads competing with Orca's).
+            if keepsSession, !link.hasMessagesNotEnded {
+                rest.removeAll { $0.stopsOnly(session.client) }
+            }
             guard !rest.isEmpty else { continue }
             if wrote {
                 context.flush()
@@ -173,10 +182,12 @@ public enum SSIPOutput: Sendable {
     }
 }
 
-/// Settings other connections changed for one connection (`SET all …`, `SET <its id> …`), applied
-/// by its session handler before its next line. Written from the router, read on the event loop.
-final class SSIPChangesFromOthers: Sendable {
+/// What the router leaves for one connection's session handler, which reads it on the event loop:
+/// the settings other connections changed for it (`SET all …`, `SET <its id> …`), applied before
+/// its next line; and how many of its messages have not had their last event yet.
+final class SSIPChannelLink: Sendable {
     private let changes = Mutex<[SSIPSettingChange]>([])
+    private let messagesNotEnded = Atomic<Int>(0)
 
     func append(_ change: SSIPSettingChange) {
         changes.withLock { $0.append(change) }
@@ -188,6 +199,18 @@ final class SSIPChangesFromOthers: Sendable {
             defer { changes = [] }
             return changes
         }
+    }
+
+    /// Set by the router whenever the connection's messages change: from the step that posts one
+    /// (before the reader's reply to its SPEAK, so before the next line is answered) to its last event.
+    func setMessagesNotEnded(_ count: Int) {
+        messagesNotEnded.store(count, ordering: .releasing)
+    }
+
+    /// Whether the connection has a message that may still be waiting or speaking. When it has
+    /// none, a STOP or CANCEL of its own has nothing to end.
+    var hasMessagesNotEnded: Bool {
+        messagesNotEnded.load(ordering: .acquiring) > 0
     }
 }
 
@@ -205,5 +228,11 @@ extension SSIPSession.Action {
         case .control(.stop, _, reply: nil), .control(.cancel, _, reply: nil): true
         default: false
         }
+    }
+
+    /// An answered STOP's or CANCEL's effect on `client`'s own messages only.
+    func stopsOnly(_ client: ClientID) -> Bool {
+        guard isAnsweredStop, case .control(_, .client(let scope), _) = self else { return false }
+        return scope == client
     }
 }

@@ -112,6 +112,34 @@ import Testing
         }
     }
 
+    /// Orca's CANCEL before each key's echo: carried out while a message of the connection may
+    /// still speak, even one whose SPEAK came in the same write just before it; answered only, with
+    /// nothing asked of speech, once every message of the connection has had its last event.
+    @Test func cancelSelfIsCarriedOutOnlyWhileAMessageOfTheClientIsLeft() async throws {
+        try await withServer(speech: FakeSpeech(eventDelay: .zero, holds: true)) { path, speech, _ in
+            let orca = try RawSSIPClient(path: path)
+            _ = try orca.exchange("SET self NOTIFICATION all on")
+            // A stop's effect follows its reply; a line the reader answers follows the effect.
+            let afterTheEffects = { _ = try orca.command("LIST SYNTHESIS_VOICES") }
+            #expect(try orca.exchange("CANCEL self") == "213 OK CANCELED\r\n")
+            try afterTheEffects()
+            #expect(speech.controls.isEmpty, "nothing of its own to end")
+            try orca.send("SPEAK\r\nmine\r\n.\r\nCANCEL self\r\n")
+            #expect(try orca.readReply() == "230 OK RECEIVING DATA\r\n")
+            #expect(try orca.readReply().hasSuffix("225 OK MESSAGE QUEUED\r\n"))
+            #expect(try orca.readReply() == "213 OK CANCELED\r\n")
+            #expect(try orca.waitForEvent("703 CANCELED") != nil, "the message it cancelled ends canceled")
+            let idReply = try orca.exchange("HISTORY GET CLIENT_ID")
+            let orcaID = try #require(UInt64(idReply.dropFirst(4).prefix { !$0.isNewline }), "\(idReply)")
+            #expect(speech.controls == [FakeSpeech.Control(name: "stop", scope: .client(ClientID(rawValue: orcaID)))])
+            // Its message has ended: the next CANCEL has nothing to end again.
+            #expect(try orca.exchange("CANCEL self") == "213 OK CANCELED\r\n")
+            #expect(try orca.exchange("STOP all") == "210 OK STOPPED\r\n")
+            try afterTheEffects()
+            #expect(speech.controls.map(\.name) == ["stop", "stop"], "STOP all is still carried out")
+        }
+    }
+
     @Test func speechIsToldWhenAClientLeavesByQuitOrByClosing() async throws {
         try await withServer { path, speech, _ in
             var ids: [ClientID] = []
@@ -353,7 +381,9 @@ import Testing
             #expect(result.stdout.contains("FRENCH ('French (France)\\tfr-fr\\tnone',)\n"), "\(result.stdout)")
             let request = try #require(speech.posted.first?.request)
             #expect(request.language == "fr" && request.rate == 0.75 && request.urgency == .speechDispatcher(.message))
-            #expect(speech.controls.map(\.name) == ["pause", "resume", "stop"])
+            // Its cancel came after its message had ended: answered (the script exits 0), nothing
+            // to end.
+            #expect(speech.controls.map(\.name) == ["pause", "resume"])
         }
     }
 

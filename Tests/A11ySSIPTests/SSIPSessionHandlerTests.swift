@@ -32,7 +32,7 @@ import Testing
 
     struct Harness {
         let channel = EmbeddedChannel()
-        let changes = SSIPChangesFromOthers()
+        let link = SSIPChannelLink()
         let released = Collected<UInt64>()
         let reads = ReadCounter()
         let watcher = InputClosedWatcher()
@@ -41,7 +41,7 @@ import Testing
             let released = released
             try channel.pipeline.syncOperations.addHandlers(
                 reads,
-                SSIPSessionHandler(session: SSIPSession(client: ClientID(rawValue: 7)), changesFromOthers: changes) {
+                SSIPSessionHandler(session: SSIPSession(client: ClientID(rawValue: 7)), link: link) {
                     released.append($0)
                 },
                 watcher)
@@ -106,6 +106,7 @@ import Testing
     /// goes to the reader after the stop, with the settings set before it.
     @Test func aCancelIsAnsweredAtOnceAndTheLinesAfterItAreNotHeldUp() throws {
         let h = try Harness()
+        h.link.setMessagesNotEnded(1)  // one of its messages may be speaking
         try h.read("CANCEL self", "SET self RATE 10", "STOP all", "SPEAK", "un", ".")
         #expect(try h.written() == ["213 OK CANCELED\r\n", "203 OK RATE SET\r\n", "210 OK STOPPED\r\n", "230 OK RECEIVING DATA\r\n"])
         let handed = try h.handedOver()
@@ -115,6 +116,22 @@ import Testing
         ])
         #expect(handed.map(\.returnsSession) == [false, false, true])
         #expect(rate(of: handed[2]) == SSIPSettings.requestRate(10))
+    }
+
+    /// Orca's key echo after silence: a stop of the connection's own messages when every one has
+    /// ended has nothing to end, and is only answered; a stop of others' still goes to the reader,
+    /// and so does its own once a message is left (the router counts them from their post).
+    @Test func aStopOfItsOwnMessagesWhenNoneIsLeftIsOnlyAnswered() throws {
+        let h = try Harness()
+        try h.read("CANCEL self", "STOP self", "CANCEL 8", "STOP all")
+        #expect(try h.written() == ["213 OK CANCELED\r\n", "210 OK STOPPED\r\n", "213 OK CANCELED\r\n", "210 OK STOPPED\r\n"])
+        #expect(try h.handedOver().map(\.actions) == [
+            [.control(.cancel, .client(ClientID(rawValue: 8)), reply: nil)], [.control(.stop, .all, reply: nil)],
+        ])
+        h.link.setMessagesNotEnded(1)
+        try h.read("CANCEL self")
+        #expect(try h.written() == ["213 OK CANCELED\r\n"])
+        #expect(try h.handedOver().map(\.actions) == [[.control(.cancel, .client(ClientID(rawValue: 7)), reply: nil)]])
     }
 
     /// A PAUSE is answered once in force: all of it goes to the reader.
@@ -152,7 +169,7 @@ import Testing
     @Test func whatOtherConnectionsSetIsAppliedBeforeTheNextLine() throws {
         let h = try Harness()
         try h.read("GET RATE")
-        h.changes.append(.rate(40))
+        h.link.append(.rate(40))
         try h.read("GET RATE")
         #expect(try h.written() == ["251-0\r\n251 OK GET RETURNED\r\n", "251-40\r\n251 OK GET RETURNED\r\n"])
     }

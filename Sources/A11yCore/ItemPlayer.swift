@@ -31,6 +31,11 @@ enum PlayerControl: Sendable {
 struct ItemPlayer<C: Clock<Duration>>: Sendable {
     private let item: SpeechItem
     private let engine: any SpeechEngine
+    /// The item's audio, asked of the engine when the player is made: the engine works while the
+    /// player's task waits for a thread and its track begins (a key's echo is heard 0.2-0.3 ms
+    /// sooner). Iterated by the feeder, which every run starts, so a run cancelled at once still
+    /// ends it (the stream's termination cancels the synthesis).
+    private let audio: AsyncThrowingStream<SynthesisChunk, any Error>
     private let output: any AudioOutput
     private let clock: C
     private let settings: SpeechCoordinator.Configuration
@@ -44,6 +49,7 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
     ) {
         self.item = item
         self.engine = engine
+        audio = engine.synthesize(item.utterance)
         self.output = output
         self.clock = clock
         self.settings = settings
@@ -123,7 +129,7 @@ struct ItemPlayer<C: Clock<Duration>>: Sendable {
 
     private func feed(_ track: TrackID, offset: Int, into input: AsyncStream<Input>.Continuation) async {
         do {
-            for try await chunk in engine.synthesize(item.utterance) {
+            for try await chunk in audio {
                 if Task.isCancelled { return }
                 await output.append(chunk.samples, to: track)
                 input.yield(.appended(

@@ -206,6 +206,8 @@ final class GatedOutput: AudioOutput {
     private let gate = Mutex<(held: [CheckedContinuation<Void, Never>], open: Bool)>(([], false))
     /// When set, `progress` calls are held too (until `release`).
     let gatesProgress = Mutex(false)
+    /// When set, `begin` calls are held too (until `release`).
+    let gatesBegin = Mutex(false)
 
     var heldCalls: Int { gate.withLock { $0.held.count } }
 
@@ -219,7 +221,10 @@ final class GatedOutput: AudioOutput {
         for call in held { call.resume() }
     }
 
-    func begin(format: AudioFormat) async -> PlaybackTrack { await fake.begin(format: format) }
+    func begin(format: AudioFormat) async -> PlaybackTrack {
+        if gatesBegin.withLock({ $0 }) { await passGate() }
+        return await fake.begin(format: format)
+    }
     func append(_ samples: [Int16], to track: TrackID) async { await fake.append(samples, to: track) }
     func end(_ track: TrackID) async { await fake.end(track) }
     func hold(_ track: TrackID, at frame: Int?) async { await fake.hold(track, at: frame) }

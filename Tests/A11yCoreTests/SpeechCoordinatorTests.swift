@@ -263,6 +263,29 @@ import Testing
         #expect(await log.events.finishes().map(\.1) == [.spoken], "\(output.fake.state.withLock { $0.log })")
     }
 
+    /// The engine works while the player's track begins (a key's echo sooner): the item's audio is
+    /// asked for when its player is made, not once the output has begun the track.
+    @Test func theEngineIsAskedForAnItemsAudioBeforeItsTrackHasBegun() async {
+        let output = GatedOutput()
+        output.gatesBegin.withLock { $0 = true }
+        let engine = ScriptedEngine()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
+        defer { pump.cancel() }
+
+        await coordinator.post(item(1, text: "un"))
+        while output.heldCalls == 0 { await Task.yield() }  // the track's begin is in flight
+        #expect(engine.isSynthesizing, "the engine is asked while the track begins")
+        output.release()
+        engine.say(start: 0, length: 2)
+        engine.finish()
+        await playOut(output.fake, log, until: 1)
+        #expect(await log.events.finishes().map(\.1) == [.spoken])
+    }
+
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
         let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
         defer { pump.cancel() }

@@ -31,10 +31,10 @@ enum PlayerControl: Sendable {
 struct ItemPlayer<C: Clock<Duration>>: Sendable {
     private let item: SpeechItem
     private let engine: any SpeechEngine
-    /// The item's audio, asked of the engine when the player is made: the engine works while the
-    /// player's task waits for a thread and its track begins (a key's echo is heard 0.2-0.3 ms
-    /// sooner). Iterated by the feeder, which every run starts, so a run cancelled at once still
-    /// ends it (the stream's termination cancels the synthesis).
+    /// The item's audio, asked of the engine when the player is made: the engine can work while the
+    /// player's task waits for a thread and its track begins. Iterated by the feeder, which every
+    /// run starts, so a run cancelled at once still ends it (the stream's termination cancels the
+    /// synthesis).
     private let audio: AsyncThrowingStream<SynthesisChunk, any Error>
     private let output: any AudioOutput
     private let clock: C

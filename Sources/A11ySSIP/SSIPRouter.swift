@@ -107,6 +107,7 @@ actor SSIPRouter {
     private func releaseHeldEvents(_ client: ClientID) {
         guard var connection = connections[client] else { return }
         connection.isAnswering = false
+        connection.link.noteReleased(connection.hold)
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection

@@ -109,7 +109,10 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let actions = session.receive(frame)
             if let hold = heldEvents {
                 heldEvents = nil
-                releaseHeldEvents(hold)
+                // Asked of the router only while it still holds them: a release wakes a thread of
+                // the pool, and after silence Orca's CANCEL would pay for it (0.1 ms before its
+                // next line).
+                if !link.isReleased(hold) { releaseHeldEvents(hold) }
             }
             // The replies that lead the line go out here, at once (all of a line that needs no
             // speech; a STOP's or CANCEL's before its effect); the rest goes to the reader.
@@ -184,10 +187,12 @@ public enum SSIPOutput: Sendable {
 
 /// What the router leaves for one connection's session handler, which reads it on the event loop:
 /// the settings other connections changed for it (`SET all …`, `SET <its id> …`), applied before
-/// its next line; and how many of its messages have not had their last event yet.
+/// its next line; how many of its messages have not had their last event yet; and the last hold of
+/// its events the router let go.
 final class SSIPChannelLink: Sendable {
     private let changes = Mutex<[SSIPSettingChange]>([])
     private let messagesNotEnded = Atomic<Int>(0)
+    private let releasedHold = Atomic<UInt64>(0)
 
     func append(_ change: SSIPSettingChange) {
         changes.withLock { $0.append(change) }
@@ -211,6 +216,18 @@ final class SSIPChannelLink: Sendable {
     /// none, a STOP or CANCEL of its own has nothing to end.
     var hasMessagesNotEnded: Bool {
         messagesNotEnded.load(ordering: .acquiring) > 0
+    }
+
+    /// Set by the router when it lets the events held since answer `hold` go (holds only grow).
+    func noteReleased(_ hold: UInt64) {
+        releasedHold.store(hold, ordering: .releasing)
+    }
+
+    /// Whether the events held since answer `hold` have gone out already (after
+    /// `SSIPServer.Configuration.eventsHeldAfterQueued`, as they have whenever the next line comes
+    /// after a pause): the next line then has nothing to release.
+    func isReleased(_ hold: UInt64) -> Bool {
+        releasedHold.load(ordering: .acquiring) >= hold
     }
 }
 

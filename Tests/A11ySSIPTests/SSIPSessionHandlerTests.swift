@@ -184,4 +184,20 @@ import Testing
         try h.read("GET RATE")
         #expect(h.released.all == [5])
     }
+
+    /// After a pause the router has let them go itself (`eventsHeldAfterQueued`): the next line
+    /// asks nothing of it (a release wakes a pool thread, which Orca's CANCEL after silence paid for).
+    @Test func eventsTheRouterAlreadyLetGoAreNotReleasedAgain() throws {
+        let h = try Harness()
+        try h.read("SPEAK", "un", ".")
+        try h.readerQueues(try #require(h.handedOver().first), as: 1, heldEvents: 5)
+        h.link.noteReleased(5)
+        try h.read("CANCEL self")
+        #expect(try h.written() == ["230 OK RECEIVING DATA\r\n", "225-1\r\n225 OK MESSAGE QUEUED\r\n", "213 OK CANCELED\r\n"])
+        #expect(h.released.all.isEmpty)
+        try h.read("SPEAK", "deux", ".")
+        try h.readerQueues(try #require(h.handedOver().first), as: 2, heldEvents: 6)
+        try h.read("GET RATE")
+        #expect(h.released.all == [6], "a hold the router still keeps is released")
+    }
 }

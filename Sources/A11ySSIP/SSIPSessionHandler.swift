@@ -30,7 +30,8 @@ import Synchronization
 /// event).
 ///
 /// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`); when that
-/// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply.
+/// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply,
+/// unless it already has (`SSIPChannelLink.isReleased`).
 final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = SSIPFrame
     typealias InboundOut = SSIPCommand
@@ -110,8 +111,7 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let hold = heldEvents {
                 heldEvents = nil
                 // Asked of the router only while it still holds them: a release wakes a thread of
-                // the pool, and after silence Orca's CANCEL would pay for it (0.1 ms before its
-                // next line).
+                // the pool, which Orca's CANCEL after silence would otherwise pay for.
                 if !link.isReleased(hold) { releaseHeldEvents(hold) }
             }
             // The replies that lead the line go out here, at once (all of a line that needs no
@@ -128,10 +128,10 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let keepsSession = rest.allSatisfy(\.isAnsweredStop)
             self.session = keepsSession ? session : nil
             // A stop of the connection's own messages when none is left has nothing to end: Orca
-            // sends CANCEL before every key's echo, mostly after silence, and carried out it cost
-            // Orca 0.2 ms before its next line (the stop's threads competing with Orca's).
+            // sends CANCEL before every key's echo, mostly after silence, and carrying it out (a
+            // pool thread woken, the speech API) delayed Orca's next line by about 0.1 ms.
             if keepsSession, !link.hasMessagesNotEnded {
-                rest.removeAll { $0.stopsOnly(session.client) }
+                rest.removeAll { $0.isAnsweredStop(onlyOf: session.client) }
             }
             guard !rest.isEmpty else { continue }
             if wrote {
@@ -248,7 +248,7 @@ extension SSIPSession.Action {
     }
 
     /// An answered STOP's or CANCEL's effect on `client`'s own messages only.
-    func stopsOnly(_ client: ClientID) -> Bool {
+    func isAnsweredStop(onlyOf client: ClientID) -> Bool {
         guard isAnsweredStop, case .control(_, .client(let scope), _) = self else { return false }
         return scope == client
     }

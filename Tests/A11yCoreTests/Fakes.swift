@@ -208,6 +208,8 @@ final class GatedOutput: AudioOutput {
     let gatesProgress = Mutex(false)
     /// When set, `begin` calls are held too (until `release`).
     let gatesBegin = Mutex(false)
+    /// When set, `append` calls are held too (until `release`).
+    let gatesAppend = Mutex(false)
 
     var heldCalls: Int { gate.withLock { $0.held.count } }
 
@@ -225,7 +227,10 @@ final class GatedOutput: AudioOutput {
         if gatesBegin.withLock({ $0 }) { await passGate() }
         return await fake.begin(format: format)
     }
-    func append(_ samples: [Int16], to track: TrackID) async { await fake.append(samples, to: track) }
+    func append(_ samples: [Int16], to track: TrackID) async {
+        if gatesAppend.withLock({ $0 }) { await passGate() }
+        await fake.append(samples, to: track)
+    }
     func end(_ track: TrackID) async { await fake.end(track) }
     func hold(_ track: TrackID, at frame: Int?) async { await fake.hold(track, at: frame) }
     func setPaused(_ paused: Bool, _ track: TrackID) async {
@@ -254,13 +259,18 @@ final class ScriptedEngine: SpeechEngine {
     var format: AudioFormat { AudioFormat(sampleRate: 1000) }
     private let sink = Mutex<(continuation: AsyncThrowingStream<SynthesisChunk, any Error>.Continuation?, frame: Int)>((nil, 0))
 
+    private let ended = Mutex(0)
+
     func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self)
+        continuation.onTermination = { [weak self] _ in self?.ended.withLock { $0 += 1 } }
         sink.withLock { $0 = (continuation, 0) }
         return stream
     }
 
     var isSynthesizing: Bool { sink.withLock { $0.continuation != nil } }
+    /// Streams ended, by the engine or by their consumer (a real engine stops synthesising then).
+    var endedStreams: Int { ended.withLock { $0 } }
 
     func say(start: Int, length: Int) {
         sink.withLock {

@@ -286,6 +286,30 @@ import Testing
         #expect(await log.events.finishes().map(\.1) == [.spoken])
     }
 
+    /// A stop that comes while the player hands a chunk to the output, not while it waits for the
+    /// next, still ends the synthesis (the feeder's iterator, let go, ends the stream): the engine
+    /// must not go on saying the rest for nobody, with the next item waiting behind it.
+    @Test func aStopBetweenTwoChunksEndsTheSynthesis() async {
+        let output = GatedOutput()
+        output.gatesAppend.withLock { $0 = true }
+        let engine = ScriptedEngine()
+        var configuration = SpeechCoordinator.Configuration()
+        configuration.serverBufferMilliseconds = 0
+        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
+        let log = EventLog()
+        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
+        defer { pump.cancel() }
+
+        await coordinator.post(item(1, text: "un deux"))
+        while !engine.isSynthesizing { await Task.yield() }
+        engine.say(start: 0, length: 2)
+        while output.heldCalls == 0 { await Task.yield() }  // the chunk is on its way to the output
+        #expect(await coordinator.stop())
+        output.release()
+        await log.wait { $0.count(finished: 1) }
+        #expect(engine.endedStreams == 1, "the synthesis was ended")
+    }
+
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
         let (coordinator, _, log, pump) = makeCoordinator(engine: FakeEngine(failOn: "casse"))
         defer { pump.cancel() }

@@ -263,17 +263,24 @@ import Testing
         #expect(await log.events.finishes().map(\.1) == [.spoken], "\(output.fake.state.withLock { $0.log })")
     }
 
-    /// The engine works while the player's track begins (a key's echo sooner): the item's audio is
-    /// asked for when its player is made, not once the output has begun the track.
-    @Test func theEngineIsAskedForAnItemsAudioBeforeItsTrackHasBegun() async {
+    /// A coordinator on an engine that speaks when the test says and an output whose calls the test
+    /// can hold (`GatedOutput`).
+    func makeScriptedCoordinator() -> (SpeechCoordinator, GatedOutput, ScriptedEngine, EventLog, Task<Void, Never>) {
         let output = GatedOutput()
-        output.gatesBegin.withLock { $0 = true }
         let engine = ScriptedEngine()
         var configuration = SpeechCoordinator.Configuration()
         configuration.serverBufferMilliseconds = 0
         let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
         let log = EventLog()
         let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
+        return (coordinator, output, engine, log, pump)
+    }
+
+    /// The engine works while the player's track begins (a key's echo sooner): the item's audio is
+    /// asked for when its player is made, not once the output has begun the track.
+    @Test func theEngineIsAskedForAnItemsAudioBeforeItsTrackHasBegun() async {
+        let (coordinator, output, engine, log, pump) = makeScriptedCoordinator()
+        output.gatesBegin.withLock { $0 = true }
         defer { pump.cancel() }
 
         await coordinator.post(item(1, text: "un"))
@@ -290,14 +297,8 @@ import Testing
     /// next, still ends the synthesis (the feeder's iterator, let go, ends the stream): the engine
     /// must not go on saying the rest for nobody, with the next item waiting behind it.
     @Test func aStopBetweenTwoChunksEndsTheSynthesis() async {
-        let output = GatedOutput()
+        let (coordinator, output, engine, log, pump) = makeScriptedCoordinator()
         output.gatesAppend.withLock { $0 = true }
-        let engine = ScriptedEngine()
-        var configuration = SpeechCoordinator.Configuration()
-        configuration.serverBufferMilliseconds = 0
-        let coordinator = SpeechCoordinator(engine: engine, output: output, configuration: configuration, clock: ImmediateClock())
-        let log = EventLog()
-        let pump = Task { for await delivery in coordinator.events { await log.record(delivery.event) } }
         defer { pump.cancel() }
 
         await coordinator.post(item(1, text: "un deux"))

@@ -34,7 +34,7 @@ while [[ $# -gt 0 ]]; do
         --deb) packages+=(debhelper lintian dpkg-dev) ;;
         --bench) packages+=(espeak-ng speech-dispatcher speech-dispatcher-espeak-ng sox valgrind
                            orca xvfb xdotool at-spi2-core dbus python3-gi gir1.2-gtk-3.0 libxtst6  # bench/orca_echo.py
-                           python3-venv)
+                           python3-venv python3-numpy)  # bench.py's and orca_echo.py's arrays
                  voices=yes ;;  # the natural voice's rows
         --no-voices) no_voices=yes ;;
         --beside) [[ $# -gt 0 ]] || { echo "--beside needs a command" >&2; exit 2; }

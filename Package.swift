@@ -30,7 +30,10 @@ let package = Package(
         // Pure Swift: queue, priorities, utterances, events. No C, no I/O.
         .target(
             name: "A11yCore",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
         ),
 
         // The operating system over Glibc, one small type per concept: paths, folders, bounded file

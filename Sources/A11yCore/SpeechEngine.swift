@@ -2,7 +2,7 @@
 /// One thing to say, planned: the text clients see in events, and the segments the engine says
 /// (each with its own voice and its own place in that text, so word events point back into what
 /// the client sent), with the voice settings. The same value from the planner to the engine.
-public struct Utterance: Sendable, Equatable {
+public struct Utterance: Sendable, Hashable {
     /// As clients see it (for an element, the composed sentence; for SSML, the spoken text).
     public var text: String
     public var segments: [SpeechSegment]
@@ -32,8 +32,8 @@ public struct Utterance: Sendable, Equatable {
     }
 }
 
-public struct SpeechSegment: Sendable, Equatable {
-    public enum Content: Sendable, Equatable {
+public struct SpeechSegment: Sendable, Hashable {
+    public enum Content: Sendable, Hashable {
         /// Plain text, spoken literally: no markup of any kind is interpreted.
         case text(String)
         /// eSpeak phoneme mnemonics for the voice (what goes between `[[` and `]]`).
@@ -61,7 +61,7 @@ public struct SpeechSegment: Sendable, Equatable {
     }
 
     /// Per-segment reading options; the defaults read text as eSpeak normally does.
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable, Hashable {
         /// Spell `.text` letter by letter (character names), digits one by one.
         public var spellOut: Bool
         /// Speak every punctuation character of `.text` by name.

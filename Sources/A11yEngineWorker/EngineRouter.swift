@@ -19,14 +19,21 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     private let piperVoices: Mutex<[PiperVoice]>
     /// The configured voice per language (`[voices]`), tried before eSpeak's own choice.
     private let configured: Mutex<VoiceCatalog>
+    /// The short utterances said last, replayed without an engine (`EngineRouter+Memory.swift`).
+    let memory: Mutex<SpeechMemory>
 
     public var format: AudioFormat { espeak.format }
 
-    public init(espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice]) {
+    /// `memory` bounds what is kept of short utterances said (nil: `SpeechMemory.Limits.standard`).
+    public init(
+        espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice],
+        memory: SpeechMemory.Limits? = nil
+    ) {
         self.espeak = espeak
         self.piper = piper
         self.piperVoices = Mutex(piperVoices)
         self.configured = Mutex(VoiceCatalog([]))
+        self.memory = Mutex(SpeechMemory(limits: memory ?? .standard(sampleRate: espeak.format.sampleRate)))
     }
 
     /// The Piper voices found now (on SIGHUP: a voice the user dropped in a folder speaks without a
@@ -34,6 +41,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     /// should say of the defaults that name no voice that can speak.
     public func reload(piperVoices found: [PiperVoice], defaults: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
         piperVoices.withLock { $0 = found }
+        // A model may have been replaced under its old name.
+        memory.withLock { $0.forgetAll() }
         return await setDefaultVoices(defaults)
     }
 
@@ -75,7 +84,17 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         return try await espeak.resolveVoice(language: language)
     }
 
+    /// A short utterance said before is replayed from `memory`; one that may be kept is kept once
+    /// its engine has said it whole.
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        if let said = memory.withLock({ $0.recall(request) }) { return Self.replaying(said) }
+        let stream = routed(request)
+        guard memory.withLock({ $0.mayKeep(request) }) else { return stream }
+        return remembering(stream, of: request)
+    }
+
+    /// The engine (or engines, run by run) that says `request`.
+    private func routed(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let runs = Self.runs(of: request.segments)
         // The common case goes straight through: nothing between the engine and the player.
         if runs.count <= 1, runs.first?.engine ?? .espeak == .espeak {

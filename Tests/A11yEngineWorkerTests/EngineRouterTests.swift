@@ -19,20 +19,23 @@ import Testing
         let tag: Int16
         let samples: Int
         let voiceList: [VoiceInfo]
+        /// Fails each synthesis after its first chunk.
+        let fails: Bool
         let requests = Mutex<[Utterance]>([])
         let asked = Mutex<[String]>([])
 
-        init(tag: Int16, samples: Int = 10, voices: [VoiceInfo]) {
+        init(tag: Int16, samples: Int = 10, voices: [VoiceInfo], fails: Bool = false) {
             self.tag = tag
             self.samples = samples
             self.voiceList = voices
+            self.fails = fails
         }
 
         var format: AudioFormat { AudioFormat(sampleRate: 22_050, channels: 1) }
 
         func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
             requests.withLock { $0.append(request) }
-            let (tag, samples) = (tag, samples)
+            let (tag, samples, fails) = (tag, samples, fails)
             return AsyncThrowingStream { continuation in
                 var frame = 0
                 for segment in request.segments {
@@ -40,6 +43,7 @@ import Testing
                         samples: Array(repeating: tag, count: samples),
                         words: [WordMark(frame: frame, start: segment.sourceStart, length: 1)],
                         marks: segment.options.markBefore.map { [NamedMark(frame: frame, name: $0)] } ?? []))
+                    if fails { return continuation.finish(throwing: SpeechError(.engineFailed, "failed on purpose")) }
                     frame += samples
                     continuation.yield(SynthesisChunk(
                         samples: Array(repeating: tag, count: samples),
@@ -182,6 +186,85 @@ import Testing
         let alone = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: nil, piperVoices: [Self.joe])
         let utterance = Utterance(segments: [segment("Hello", "piper:en_US-joe-medium", at: 0)], rate: 175, pitch: 50, volume: 100)
         await #expect(throws: SpeechError.self) { _ = try await collect(alone.synthesize(utterance)) }
+    }
+
+    // MARK: - Said again (SpeechMemory)
+
+    /// A key's echo said again comes from memory, the same chunks, words and marks, the engines not
+    /// asked; a mixed utterance as well.
+    @Test func aShortUtteranceSaidAgainIsReplayedWithoutAnEngine() async throws {
+        let (router, espeak, piper) = engines()
+        let letter = Utterance(segments: [segment("a", "fr", at: 0, mark: "m")], rate: 175, pitch: 50, volume: 100)
+        let mixed = Utterance(
+            text: "Hi, salut",
+            segments: [segment("Hi, ", "piper:en_US-joe-medium", at: 0), segment("salut", "fr", at: 4)],
+            rate: 175, pitch: 50, volume: 100)
+        let first = try await collect(router.synthesize(letter))
+        let firstMixed = try await collect(router.synthesize(mixed))
+        #expect(try await collect(router.synthesize(letter)) == first)
+        #expect(try await collect(router.synthesize(mixed)) == firstMixed)
+        #expect(first.flatMap(\.marks) == [NamedMark(frame: 0, name: "m")] && first.flatMap(\.words).count == 2)
+        #expect(espeak.requests.withLock { $0.count } == 2, "the letter, then the mixed one's French run")
+        #expect(piper.requests.withLock { $0.count } == 1)
+        // Anything else in the request is another utterance.
+        var faster = letter
+        faster.rate = 300
+        _ = try await collect(router.synthesize(faster))
+        #expect(espeak.requests.withLock { $0.count } == 3)
+    }
+
+    /// Only what an engine said whole is kept: a synthesis let go before its end, one that failed, a
+    /// text too long to be a short echo, and audio longer than the memory keeps are asked again.
+    @Test func whatWasCutShortFailedOrTooLongIsAskedAgain() async throws {
+        func saidTwice(_ router: EngineRouter, _ utterance: Utterance, takingOnlyTheFirstChunk: Bool = false) async {
+            for _ in 1...2 {
+                var chunks = router.synthesize(utterance).makeAsyncIterator()
+                if takingOnlyTheFirstChunk {
+                    _ = try? await chunks.next()
+                } else {
+                    while (try? await chunks.next()) != nil {}
+                }
+            }
+        }
+        let letter = Utterance(segments: [segment("a", "fr", at: 0)], rate: 175, pitch: 50, volume: 100)
+
+        let (cut, cutEngine, _) = engines()
+        await saidTwice(cut, letter, takingOnlyTheFirstChunk: true)
+        #expect(cutEngine.requests.withLock { $0.count } == 2, "let go after its first chunk")
+
+        let failingEngine = Recording(tag: 1, voices: [], fails: true)
+        let failing = EngineRouter(espeak: failingEngine, piper: nil, piperVoices: [])
+        await saidTwice(failing, letter)
+        #expect(failingEngine.requests.withLock { $0.count } == 2, "failed")
+
+        let (long, longEngine, _) = engines()
+        let text = String(repeating: "a", count: SpeechMemory.longestText + 1)
+        await saidTwice(long, Utterance(segments: [segment(text, "fr", at: 0)], rate: 175, pitch: 50, volume: 100))
+        #expect(longEngine.requests.withLock { $0.count } == 2, "a long text")
+
+        let lengthyEngine = Recording(tag: 1, samples: 11, voices: [])
+        let lengthy = EngineRouter(
+            espeak: lengthyEngine, piper: nil, piperVoices: [], memory: .init(samplesPerUtterance: 21, bytes: 1000))
+        await saidTwice(lengthy, letter)
+        #expect(lengthyEngine.requests.withLock { $0.count } == 2, "22 samples where 21 are kept")
+        let keptEngine = Recording(tag: 1, samples: 10, voices: [])
+        let kept = EngineRouter(
+            espeak: keptEngine, piper: nil, piperVoices: [], memory: .init(samplesPerUtterance: 21, bytes: 1000))
+        await saidTwice(kept, letter)
+        #expect(keptEngine.requests.withLock { $0.count } == 1, "20 samples are kept")
+    }
+
+    /// Voices found again (SIGHUP): a model may have changed under its name, so nothing said before
+    /// is replayed.
+    @Test func aReloadForgetsWhatWasSaid() async throws {
+        let (router, _, piper) = engines()
+        let hello = Utterance(segments: [segment("Hello", "piper:en_US-joe-medium", at: 0)], rate: 175, pitch: 50, volume: 100)
+        _ = try await collect(router.synthesize(hello))
+        _ = try await collect(router.synthesize(hello))
+        #expect(piper.requests.withLock { $0.count } == 1)
+        _ = await router.reload(piperVoices: [Self.joe], defaults: [])
+        _ = try await collect(router.synthesize(hello))
+        #expect(piper.requests.withLock { $0.count } == 2)
     }
 }
 

@@ -422,6 +422,34 @@ import Glibc
         }
     }
 
+    /// A short utterance said again (a key's echo, a button's name) is replayed from a11yd's memory
+    /// (`SpeechMemory`): heard as long and as loud as the first time, its words told at the same
+    /// places, its `finished` spoken, and the worker not even woken.
+    @Test func aShortUtteranceSaidAgainIsHeardTheSameWithoutWakingTheWorker() async throws {
+        try await Self.withDaemon { daemon, client, pulse in
+            let worker = try await Self.worker(of: daemon)
+            func said() async throws -> (seconds: Double, rms: Double, words: [Int]) {
+                let recorder = MonitorRecorder(server: pulse.serverAddress)
+                try recorder.start()
+                let id = try await client.post(.say("bonjour tout le monde", lang: "fr"))
+                let finished = try await client.finished(id)
+                try await Task.sleep(for: .milliseconds(150))
+                let recording = recorder.stop()
+                #expect(finished.reason == .spoken, "\(finished)")
+                let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+                return (recording.voicedDuration, recording.gatedRMS(), words)
+            }
+            let first = try await said()
+            let switches = Self.contextSwitches(of: worker)
+            let again = try await said()
+            #expect(Self.contextSwitches(of: worker) == switches, "the worker was woken to say it again")
+            #expect(first.words.count >= 2, "\(first.words)")
+            #expect(again.words == first.words)
+            #expect(first.seconds > 0.5 && abs(again.seconds - first.seconds) < 0.05, "\(first.seconds) s, then \(again.seconds) s")
+            #expect(first.rms > 0.02 && abs(again.rms - first.rms) < 0.1 * first.rms, "\(first.rms), then \(again.rms)")
+        }
+    }
+
     /// A11YD_ENGINE_IN_PROCESS=1: no worker, the log says what protection is missing, speech works.
     @Test func theSwitchKeepsSynthesisInProcess() async throws {
         try await Self.withDaemon(environment: ["A11YD_ENGINE_IN_PROCESS": "1"]) { daemon, client, pulse in

@@ -505,6 +505,8 @@ def measure(rec, servers, log, blocks=2, loud=1000, pids=None):
                 except RuntimeError as e:
                     log(f"orca echo, {name}, block {b + 1}: {e}")
                     continue
+                for r in got:
+                    r["block"] = b   # a11yd says a letter of a later block again from memory (SpeechMemory)
                 rows[name] += got
                 s = summary(got)
                 log(f"orca echo block {b + 1}/{blocks}, {name}: key→sound "
@@ -568,6 +570,18 @@ def markdown(result):
                  f"{echo / echo_spd:.2f}× (target ≤ 0.5×: {'met' if echo <= 0.5 * echo_spd else 'not met'}); "
                  f"a11yd's share after the SPEAK {fmt(share)} ms (target ≤ 2 ms: "
                  f"{'met' if share is not None and share <= 0.002 else 'not met'}).")
+        L.append("")
+    def after_silence(name, blocks):
+        rows = servers.get(name, {}).get("rows", [])
+        times = [r["sound"] - r["t_key"] for r in rows
+                 if not r.get("typing") and r.get("block", 0) in blocks and r.get("sound") and r.get("t_key")]
+        return statistics.median(times) if times else None
+    first, again = after_silence("a11yd", {0}), after_silence("a11yd", set(range(1, result["blocks"])))
+    if echo_spd and first is not None and again is not None:
+        L.append(f"a11yd keeps the audio of short utterances it said (`SpeechMemory`) and says them again from it: "
+                 f"each letter's first echo (block 1) {fmt(first)} ms ({first / echo_spd:.2f}×), said again "
+                 f"(later blocks) {fmt(again)} ms ({again / echo_spd:.2f}×), against speech-dispatcher's "
+                 f"{fmt(echo_spd)} ms over all blocks.")
         L.append("")
     pcm = mine.get("SPEAK → first PCM handed to libpulse (perf uprobe)", {}).get("median")
     if pcm is not None:

@@ -77,7 +77,8 @@ public struct SpeechMemory: Sendable {
     /// length is only known once said, so this is a first sieve on its text: a character's name is
     /// at most a few words, and 2 s of speech is some 30 characters at eSpeak's fastest.
     public func mayKeep(_ utterance: Utterance) -> Bool {
-        limits.samplesPerUtterance > 0 && utterance.text.unicodeScalars.count <= Self.longestText
+        // Counted no further than the limit: a post of megabytes is not walked to its end.
+        limits.samplesPerUtterance > 0 && utterance.text.unicodeScalars.prefix(Self.longestText + 1).count <= Self.longestText
     }
 
     public static let longestText = 64

@@ -87,10 +87,10 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     /// A short utterance said before is replayed from `memory`; one that may be kept is kept once
     /// its engine has said it whole.
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        // A long text is not even looked up: hashing it would cost more than it could save.
+        guard memory.withLock({ $0.mayKeep(request) }) else { return routed(request) }
         if let said = memory.withLock({ $0.recall(request) }) { return Self.replaying(said) }
-        let stream = routed(request)
-        guard memory.withLock({ $0.mayKeep(request) }) else { return stream }
-        return remembering(stream, of: request)
+        return remembering(routed(request), of: request)
     }
 
     /// The engine (or engines, run by run) that says `request`.

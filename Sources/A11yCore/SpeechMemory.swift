@@ -26,10 +26,10 @@ public struct SpeechMemory: Sendable {
         }
 
         /// Two seconds of speech per utterance (a letter's echo is about half a second, eSpeak's
-        /// closing silence included), 2 MiB in all: some 100 letters' echoes at 22,050 Hz.
+        /// closing silence included), 1 MiB in all: some 50 letters' echoes at 22,050 Hz, the alphabet twice.
         public static func standard(sampleRate: Int) -> Limits {
             let twoSeconds = max(sampleRate, 0).multipliedReportingOverflow(by: 2)
-            return Limits(samplesPerUtterance: twoSeconds.overflow ? 0 : twoSeconds.partialValue, bytes: 2 << 20)
+            return Limits(samplesPerUtterance: twoSeconds.overflow ? 0 : twoSeconds.partialValue, bytes: 1 << 20)
         }
     }
 

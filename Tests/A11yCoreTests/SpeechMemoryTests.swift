@@ -92,7 +92,7 @@ import Testing
 
     /// Two seconds per utterance; a sample rate no server would give does not trap.
     @Test func standardLimits() {
-        #expect(SpeechMemory.Limits.standard(sampleRate: 22_050) == .init(samplesPerUtterance: 44_100, bytes: 2 << 20))
+        #expect(SpeechMemory.Limits.standard(sampleRate: 22_050) == .init(samplesPerUtterance: 44_100, bytes: 1 << 20))
         #expect(SpeechMemory.Limits.standard(sampleRate: .max).samplesPerUtterance == 0)
         #expect(SpeechMemory.Limits.standard(sampleRate: -5).samplesPerUtterance == 0)
     }

@@ -442,7 +442,8 @@ import Glibc
             let first = try await said()
             let switches = Self.contextSwitches(of: worker)
             let again = try await said()
-            #expect(Self.contextSwitches(of: worker) == switches, "the worker was woken to say it again")
+            // Saying it through the worker takes some 30 switches; idle, it may make one (theWorkerIsShutIn).
+            #expect(Self.contextSwitches(of: worker) - switches <= 1, "the worker was woken to say it again")
             #expect(first.words.count >= 2, "\(first.words)")
             #expect(again.words == first.words)
             #expect(first.seconds > 0.5 && abs(again.seconds - first.seconds) < 0.05, "\(first.seconds) s, then \(again.seconds) s")

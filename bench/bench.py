@@ -272,6 +272,13 @@ FIRST_HEARING = "a11yd: raw socket, never said before"
 PROCESS_START = "true (a process start from here, for scale)"
 
 
+def never_said_rate(step):
+    """A JSON Lines `rate` a step (0.004, about 2 wpm) above the default per `step` (1, 2, …): each step is
+    an utterance a11yd's memory of what it said (SpeechMemory) has never heard, so the engine says it, where
+    the same short text again would be replayed."""
+    return 0.5 + 0.004 * step
+
+
 def post_request(text, **kw):
     """A JSON Lines post in French, with any other fields."""
     return {"op": "post", "text": text, "lang": "fr", **kw}
@@ -518,9 +525,7 @@ class Bench:
         clients = {
             "a11yd: a11ysay": lambda: run_cli(self.say_cmd("--lang", "fr", "bonjour")),
             "a11yd: raw socket": lambda: a11y.post("bonjour"),
-            # "bonjour" a step faster each run (0.004, about 2 wpm): an utterance a11yd's memory of
-            # what it said (SpeechMemory) has never heard, so it is synthesised as the first time.
-            FIRST_HEARING: lambda: a11y.post("bonjour", rate=0.5 + 0.004 * next(steps)),
+            FIRST_HEARING: lambda: a11y.post("bonjour", rate=never_said_rate(next(steps))),
             "a11yd: raw socket, fresh connection": lambda: post_on_fresh_connection(self.a.a11yd_socket, "bonjour"),
             "a11yd: spd-say (SSIP)": lambda: run_cli(["spd-say", "-l", "fr", "bonjour"], env=self.a11yd_ssip_env),
             "a11yd: raw SSIP": lambda: a11y_ssip.speak("bonjour"),
@@ -895,9 +900,7 @@ class Bench:
                     self.rec.settle(300)
                     n0 = self.rec.count()
                     t0 = now()
-                    # A rate step faster each run (0.004, a few percent at most): the engine says every
-                    # one, where the same short text again would be replayed from a11yd's memory.
-                    a11y.post(text, rate=0.5 + 0.004 * (run + 1), **{k: v for k, v in fields.items() if v is not None})
+                    a11y.post(text, rate=never_said_rate(run + 1), **{k: v for k, v in fields.items() if v is not None})
                     k = self.rec.wait_loud(n0, LOUD, 5)
                     values.append(None if k is None else self.rec.time_of(k) - t0)
                     time.sleep(0.3)

@@ -572,10 +572,8 @@ def markdown(result):
                  f"{'met' if share is not None and share <= 0.002 else 'not met'}).")
         L.append("")
     def after_silence(name, blocks):
-        rows = servers.get(name, {}).get("rows", [])
-        times = [r["sound"] - r["t_key"] for r in rows
-                 if not r.get("typing") and r.get("block", 0) in blocks and r.get("sound") and r.get("t_key")]
-        return statistics.median(times) if times else None
+        rows = [r for r in servers.get(name, {}).get("rows", []) if r.get("block", 0) in blocks]
+        return summary(rows)["key → first sound"]["median"]
     first, again = after_silence("a11yd", {0}), after_silence("a11yd", set(range(1, result["blocks"])))
     if echo_spd and first is not None and again is not None:
         L.append(f"a11yd keeps the audio of short utterances it said (`SpeechMemory`) and says them again from it: "

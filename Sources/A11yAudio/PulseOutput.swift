@@ -41,10 +41,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// What the last cut left on the stream (its ramp, then silence) while the ramp may still be
     /// playing; the next audio follows the ramp, or the stream is corked once it was heard.
     private var tail: StreamTail?
-    /// The track frame a resume wrote first on a flushed stream, whose place is asked once written.
+    /// The track frame written first on a flushed stream (a track started afresh, or resumed),
+    /// whose place is asked once written.
     private var landing: Int?
-    /// Why the current timing update was asked for (writing waits for it).
-    private enum Resync { case newTrack, rewind }
 
     /// Silence written after a ramp, at least: longer than PipeWire's processing block, so that
     /// the ramp's end is played without a drain, and than a sink's latency, so that the ramp is
@@ -178,7 +177,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 if tail != nil {
                     // Placed when its first audio is written: right after the last cut's ramp.
                 } else if stream.hasBeenWritten {
-                    resync(.newTrack)
+                    startAfresh(on: stream)
                 } else {
                     track?.starts(atStreamFrame: 0)
                 }
@@ -216,7 +215,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             track = t
             if rewind {
                 if let stream, stream.isReady, t.knowsPosition {
-                    resync(.rewind)
+                    rewindToHold(on: stream)
                     return
                 } else if stream == nil {
                     track?.rewindWithoutStream()
@@ -371,31 +370,37 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         ducker.setSpeaking(stream.flatMap { $0.isCorked ? nil : $0.serverIndices })
     }
 
-    /// Corks, flushes and asks where the read index now is; writes wait for the answer.
-    private func resync(_ kind: Resync) {
-        guard let stream, stream.isReady else { return }
+    /// Corks and flushes the stream for the current track, which is then written at once where the
+    /// flush left the write index (the read index, held there by the cork); where that is is asked
+    /// after the first write (`landing`), not before it: the first sound is not a round trip to the
+    /// server later.
+    private func startAfresh(on stream: PlaybackStream) {
+        guard stream.isReady else { return }
+        tail = nil
+        stream.cancelDrain()
+        stream.setCorked(true, force: true)
+        noteAudibility()
+        stream.flush()
+        track?.forgetPosition()
+        landing = track?.writtenFrames
+    }
+
+    /// Corks, flushes and asks where the read index now is, for a hold moved behind what the server
+    /// has; writing waits for the answer, which says from where the track is written again.
+    private func rewindToHold(on stream: PlaybackStream) {
         tail = nil
         stream.cancelDrain()
         stream.setCorked(true, force: true)
         noteAudibility()
         stream.flush()
         stream.requestReadIndex { [unowned(unsafe) self] readFrame in
-            self.resynced(kind, readFrame: readFrame)
+            guard var t = track else { return }
+            if readFrame == nil { logger.warning("timing update failed after flush") }
+            // What is written next goes to the write index, which the flush put at the read index.
+            t.rewound(toStreamFrame: readFrame, writingAt: readFrame == nil ? nil : self.stream?.writeFrame ?? readFrame)
+            track = t
+            pump()
         }
-    }
-
-    private func resynced(_ kind: Resync, readFrame: Int64?) {
-        guard var t = track else { return }
-        if readFrame == nil { logger.warning("timing update failed after flush") }
-        // What is written next goes to the write index, which the flush put at the read index.
-        let writeFrame = readFrame == nil ? nil : stream?.writeFrame ?? readFrame
-        switch (kind, writeFrame) {
-        case (.newTrack, let frame?): t.continues(atStreamFrame: frame)
-        case (.newTrack, nil): t.forgetPosition()
-        case (.rewind, _): t.rewound(toStreamFrame: readFrame, writingAt: writeFrame)
-        }
-        track = t
-        pump()
     }
 
     /// Writes what the server asks for (up to the hold), keeps the cork state right, drains at a stop.
@@ -545,14 +550,25 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    /// After the first write of a track resumed on a flushed, corked stream, asks where it landed:
-    /// the read index, where the flush left the write index and the cork holds the reader.
+    /// After the first write of a track started afresh or resumed on a flushed, corked stream, asks
+    /// where it landed: where the flush left the write index, which the server's write index, past
+    /// what was written since, says (PipeWire's pulse server can count in its read index a block it
+    /// was reading during the flush); else the read index, where the cork holds the reader.
     private func askWhereItLanded(_ t: Track, on stream: PlaybackStream) {
         guard let frame = landing, !t.knowsPosition, t.writtenFrames > frame else { return }
         landing = nil
+        // Nothing is written while the answer is awaited (`pump` waits for it).
+        let writtenSince = Int64(t.writtenFrames - frame)
         stream.requestReadIndex { [unowned(unsafe) self] readFrame in
             guard var t = track else { return }
-            if let readFrame { t.place(trackFrame: frame, atStreamFrame: readFrame) } else { logger.warning("timing update failed after a resume") }
+            let written = self.stream?.writeFrame.map { $0.subtractingReportingOverflow(writtenSince) }
+            if let written, !written.overflow {
+                t.place(trackFrame: frame, atStreamFrame: written.partialValue)
+            } else if let readFrame {
+                t.place(trackFrame: frame, atStreamFrame: readFrame)
+            } else {
+                logger.warning("timing update failed after a flush")
+            }
             track = t
             pump()
         }
@@ -570,7 +586,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard tail.isHeard(surelyRead: reading.readFrame, sinkLatency: reading.sinkLatency, margin: margin) else { return }
         self.tail = nil
         if let t = track, !t.knowsPosition, t.cutAt == nil {
-            resync(.newTrack)
+            startAfresh(on: stream)
         } else {
             stream.cancelDrain()
             stream.setCorked(true, force: true)

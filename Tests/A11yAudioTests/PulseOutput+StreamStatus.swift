@@ -12,7 +12,13 @@ extension PulseOutput {
         var grantedTargetLength: Int
         var grantedMinimumRequest: Int
         var grantedPrebuffer: Int
+        /// Writing waits for the server to say where the stream reads.
+        var awaitsReadIndex: Bool
     }
+
+    /// Runs `body` with the mainloop's lock held, so that no callback (no answer from the server)
+    /// runs meanwhile; the output's own calls inside it take the lock again (libpulse's is recursive).
+    func withLockHeld<R>(_ body: () -> R) -> R { withStream { _ in body() } }
 
     func streamStatus() -> StreamStatus {
         withStream { stream in
@@ -21,7 +27,8 @@ extension PulseOutput {
                 hasStream: stream?.isReady ?? false, isCorked: stream?.isCorked ?? true,
                 grantedTargetLength: granted?.targetLength ?? 0,
                 grantedMinimumRequest: granted?.minimumRequest ?? 0,
-                grantedPrebuffer: granted?.prebuffer ?? 0)
+                grantedPrebuffer: granted?.prebuffer ?? 0,
+                awaitsReadIndex: stream?.isUpdatingTiming ?? false)
         }
     }
 }

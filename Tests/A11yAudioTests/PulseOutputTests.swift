@@ -527,6 +527,36 @@ extension PulseOutputTests {
 }
 
 extension PulseOutputTests {
+    /// A track after another on the same stream (each key's echo after silence) is given to the
+    /// server at once, on the stream the last one left: corked and flushed, then written, then asked
+    /// where it landed. Asking first, as before, kept its first sound a round trip to the server
+    /// later. Begun, given audio and read with the mainloop's lock held (it is recursive), so that
+    /// no answer from the server can come between; then heard whole, and told played to its end.
+    @Test(arguments: SoundServerKind.allCases)
+    func aTrackAfterAnotherIsWrittenWithoutWaitingForTheServer(_ kind: SoundServerKind) async throws {
+        let rig = try await Rig(kind)
+        _ = try #require(await rig.play(tone(seconds: 0.1)), "the first track finished")
+        await sleep(seconds: 0.1)
+        let samples = tone(seconds: 0.3, frequency: 660)
+        let startedAt = rig.recorder.elapsed()
+        let (track, status) = rig.output.withLockHeld {
+            let track = rig.output.begin(format: mono22k).id
+            rig.output.append(samples, to: track)
+            rig.output.end(track)
+            return (track, rig.output.streamStatus())
+        }
+        #expect(status.hasStream && !status.isCorked, "written and uncorked at once")
+        #expect(status.awaitsReadIndex, "where it landed is asked after the write")
+        #expect(await waitFor(3) { rig.output.progress(of: track)?.isFinished == true }, "finished")
+        #expect(rig.output.progress(of: track)?.playedFrames == samples.count)
+        await sleep(seconds: 0.05)
+        let rec = rig.recorder.stop()
+        let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: startedAt)
+        #expect(abs(audible - 0.3) < 0.03, "audible \(audible) s for a 0.3 s track")
+    }
+}
+
+extension PulseOutputTests {
     /// A server that takes the connection and never answers (one starting up on a swamped machine,
     /// a stopped one, something else at its socket's path) must not hold the output: libpulse waits
     /// 30 s for an answer, far past the grace after which a lost server fails the item, so the

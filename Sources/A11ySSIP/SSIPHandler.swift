@@ -29,7 +29,7 @@ struct SSIPHandler: ConnectionHandler {
         try pipeline.addHandlers(
             ByteToMessageHandler(SSIPLineDecoder(maximumLength: configuration.maximumLineLength)),
             MessageToByteHandler(SSIPReplyEncoder()),
-            SSIPSessionHandler(session: session, link: link) { hold in
+            SSIPSessionHandler(session: session, link: link, eventsHeldFor: TimeAmount(configuration.eventsHeldAfterQueued)) { hold in
                 Task { await router.release(client, hold: hold) }
             })
         return link

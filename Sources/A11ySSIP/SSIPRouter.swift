@@ -45,13 +45,15 @@ actor SSIPRouter {
 
     private let speech: any SpeechControl
     private let limits: Outbox<SSIPOutput>.Limits
-    private let eventsHeldAfterQueued: Duration
+    /// Whether a queued message's events wait for the client's next line (for at most
+    /// `SSIPServer.Configuration.eventsHeldAfterQueued`, which its session handler keeps).
+    private let holdsEventsAfterQueued: Bool
     private var connections: [ClientID: Connection] = [:]
 
-    init(speech: any SpeechControl, limits: Outbox<SSIPOutput>.Limits, eventsHeldAfterQueued: Duration = .zero) {
+    init(speech: any SpeechControl, limits: Outbox<SSIPOutput>.Limits, holdsEventsAfterQueued: Bool = false) {
         self.speech = speech
         self.limits = limits
-        self.eventsHeldAfterQueued = eventsHeldAfterQueued
+        self.holdsEventsAfterQueued = holdsEventsAfterQueued
     }
 
     /// A new connection; its writer drains the returned outbox, which ends when the connection is
@@ -74,8 +76,9 @@ actor SSIPRouter {
 
     /// The reply is written: the session goes back to the connection's event loop
     /// (`SSIPSessionHandler`) behind it, and the events that waited for it follow, at once or, after
-    /// a reply that queued a message, once `eventsHeldAfterQueued` has passed or the client's next
-    /// line is answered (`release(_:hold:)`), whichever comes first.
+    /// a reply that queued a message, once the client's next line is answered or the hold's time
+    /// has passed, whichever comes first: the session handler, which keeps that time on its event
+    /// loop, asks for them (`release(_:hold:)`).
     ///
     /// Why wait: python3-speechd (and so Orca) registers a message's callbacks only after it has
     /// read its `225`, and silently drops events that come before (its own TODO says so). a11yd's
@@ -84,17 +87,9 @@ actor SSIPRouter {
     /// releases the events at once.
     func endAnswer(_ client: ClientID, returning session: SSIPSession, queuedMessage: Bool = false) {
         guard let connection = connections[client] else { return }
-        let holds = queuedMessage && eventsHeldAfterQueued > .zero
+        let holds = queuedMessage && holdsEventsAfterQueued
         _ = connection.outbox.push(.answered(session, heldEvents: holds ? connection.hold : nil))
-        if holds {
-            let hold = connection.hold
-            Task {
-                try? await Task.sleep(for: eventsHeldAfterQueued)
-                self.release(client, hold: hold)
-            }
-            return
-        }
-        releaseHeldEvents(client)
+        if !holds { releaseHeldEvents(client) }
     }
 
     /// The events held since the answer numbered `hold` go out, unless a later answer began (it
@@ -107,7 +102,6 @@ actor SSIPRouter {
     private func releaseHeldEvents(_ client: ClientID) {
         guard var connection = connections[client] else { return }
         connection.isAnswering = false
-        connection.link.noteReleased(connection.hold)
         let held = connection.heldEvents
         connection.heldEvents = []
         connections[client] = connection

@@ -26,7 +26,7 @@ public final class SSIPServer: Service, Sendable {
         public var outboxLimits = Outbox<SSIPOutput>.Limits()
         /// How long a queued message's first events wait after its `225`, unless the client's next
         /// command comes first: python3-speechd drops events it gets before it has registered the
-        /// message's callbacks (`SSIPRouter.endAnswer`).
+        /// message's callbacks (`SSIPRouter.endAnswer`; the time is kept by `SSIPSessionHandler`).
         public var eventsHeldAfterQueued: Duration = .milliseconds(30)
         /// What `GET LANGUAGE` says before a client sets one: speech-dispatcher's built-in default.
         public var defaultLanguage = "en-US"
@@ -46,7 +46,7 @@ public final class SSIPServer: Service, Sendable {
         speech: any SpeechControl, configuration: Configuration = .init(), logger: Logger
     ) {
         let router = SSIPRouter(
-            speech: speech, limits: configuration.outboxLimits, eventsHeldAfterQueued: configuration.eventsHeldAfterQueued)
+            speech: speech, limits: configuration.outboxLimits, holdsEventsAfterQueued: configuration.eventsHeldAfterQueued > .zero)
         self.frontEnd = SocketFrontEnd(
             listener: listener, peers: PeerPolicy(allowedUIDs: allowedUIDs), connectionCount: connectionCount,
             logPrefix: "SSIP ", handler: SSIPHandler(speech: speech, router: router, configuration: configuration, logger: logger),

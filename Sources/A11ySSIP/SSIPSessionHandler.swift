@@ -29,9 +29,10 @@ import Synchronization
 /// router from each message's post, which comes before the reader's reply to its SPEAK, to its last
 /// event).
 ///
-/// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`); when that
-/// line is answered here, the router is told to let them go (`releaseHeldEvents`), after its reply,
-/// unless it already has (`SSIPChannelLink.isReleased`).
+/// A queued message's events wait for the client's next line (`SSIPRouter.endAnswer`), or at most
+/// `eventsHeldFor`: when that line is answered here, or the time has run out first (a timer of this
+/// event loop, armed in the turn that took the session back: it wakes no other thread), the router
+/// is told to let them go (`releaseHeldEvents`), once.
 final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = SSIPFrame
     typealias InboundOut = SSIPCommand
@@ -42,6 +43,8 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var session: SSIPSession?
     private let link: SSIPChannelLink
     private let releaseHeldEvents: @Sendable (_ hold: UInt64) -> Void
+    /// How long a queued message's events wait for the client's next line at most.
+    private let eventsHeldFor: TimeAmount
     /// Lines read and not yet answered, in order.
     private var waiting = CircularBuffer<SSIPFrame>()
     /// The hold of the last queued message's events, to release at the next line answered here.
@@ -52,11 +55,12 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var inputClosedPending = false
 
     init(
-        session: SSIPSession, link: SSIPChannelLink,
+        session: SSIPSession, link: SSIPChannelLink, eventsHeldFor: TimeAmount,
         releaseHeldEvents: @escaping @Sendable (_ hold: UInt64) -> Void
     ) {
         self.session = session
         self.link = link
+        self.eventsHeldFor = eventsHeldFor
         self.releaseHeldEvents = releaseHeldEvents
     }
 
@@ -74,6 +78,7 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.succeed()
             self.session = session
             self.heldEvents = heldEvents
+            if let hold = heldEvents { releaseAfterTheHold(hold, context: context) }
             answerWaiting(context: context)
         }
     }
@@ -100,6 +105,16 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// Lets the events held since answer `hold` go once `eventsHeldFor` has passed, unless a line
+    /// answered here let them go first (or a later answer holds them now).
+    private func releaseAfterTheHold(_ hold: UInt64, context: ChannelHandlerContext) {
+        context.eventLoop.assumeIsolated().scheduleTask(in: eventsHeldFor) {
+            guard self.heldEvents == hold else { return }
+            self.heldEvents = nil
+            self.releaseHeldEvents(hold)
+        }
+    }
+
     /// Answers the waiting lines in order, until one needs speech (handed to the reader with the
     /// session) or the socket takes no more.
     private func answerWaiting(context: ChannelHandlerContext) {
@@ -108,11 +123,12 @@ final class SSIPSessionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let frame = waiting.removeFirst()
             for change in link.take() { session.apply(change) }
             let actions = session.receive(frame)
+            // Still held only if the hold's time has not run out: after silence (Orca's CANCEL
+            // before each key's echo) nothing is asked of the router, whose release wakes a thread
+            // of the pool.
             if let hold = heldEvents {
                 heldEvents = nil
-                // Asked of the router only while it still holds them: a release wakes a thread of
-                // the pool, which Orca's CANCEL after silence would otherwise pay for.
-                if !link.isReleased(hold) { releaseHeldEvents(hold) }
+                releaseHeldEvents(hold)
             }
             // The replies that lead the line go out here, at once (all of a line that needs no
             // speech; a STOP's or CANCEL's before its effect); the rest goes to the reader.
@@ -187,12 +203,10 @@ public enum SSIPOutput: Sendable {
 
 /// What the router leaves for one connection's session handler, which reads it on the event loop:
 /// the settings other connections changed for it (`SET all …`, `SET <its id> …`), applied before
-/// its next line; how many of its messages have not had their last event yet; and the last hold of
-/// its events the router let go.
+/// its next line; and how many of its messages have not had their last event yet.
 final class SSIPChannelLink: Sendable {
     private let changes = Mutex<[SSIPSettingChange]>([])
     private let messagesNotEnded = Atomic<Int>(0)
-    private let releasedHold = Atomic<UInt64>(0)
 
     func append(_ change: SSIPSettingChange) {
         changes.withLock { $0.append(change) }
@@ -218,17 +232,6 @@ final class SSIPChannelLink: Sendable {
         messagesNotEnded.load(ordering: .acquiring) > 0
     }
 
-    /// Set by the router when it lets the events held since answer `hold` go (holds only grow).
-    func noteReleased(_ hold: UInt64) {
-        releasedHold.store(hold, ordering: .releasing)
-    }
-
-    /// Whether the events held since answer `hold` have gone out already (after
-    /// `SSIPServer.Configuration.eventsHeldAfterQueued`, as they have whenever the next line comes
-    /// after a pause): the next line then has nothing to release.
-    func isReleased(_ hold: UInt64) -> Bool {
-        releasedHold.load(ordering: .acquiring) >= hold
-    }
 }
 
 extension SSIPSession.Action {

@@ -231,7 +231,6 @@ final class SSIPChannelLink: Sendable {
     var hasMessagesNotEnded: Bool {
         messagesNotEnded.load(ordering: .acquiring) > 0
     }
-
 }
 
 extension SSIPSession.Action {

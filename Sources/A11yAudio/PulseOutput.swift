@@ -370,17 +370,23 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         ducker.setSpeaking(stream.flatMap { $0.isCorked ? nil : $0.serverIndices })
     }
 
+    /// Drops what the stream was given and holds its reader where it is (the write index moves
+    /// there): what the last cut left is forgotten, and nothing is heard until it is uncorked.
+    private func corkAndFlush(_ stream: PlaybackStream) {
+        tail = nil
+        stream.cancelDrain()
+        stream.setCorked(true, force: true)
+        noteAudibility()
+        stream.flush()
+    }
+
     /// Corks and flushes the stream for the current track, which is then written at once where the
     /// flush left the write index (the read index, held there by the cork); where that is is asked
     /// after the first write (`landing`), not before it: the first sound is not a round trip to the
     /// server later.
     private func startAfresh(on stream: PlaybackStream) {
         guard stream.isReady else { return }
-        tail = nil
-        stream.cancelDrain()
-        stream.setCorked(true, force: true)
-        noteAudibility()
-        stream.flush()
+        corkAndFlush(stream)
         track?.forgetPosition()
         landing = track?.writtenFrames
     }
@@ -388,11 +394,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Corks, flushes and asks where the read index now is, for a hold moved behind what the server
     /// has; writing waits for the answer, which says from where the track is written again.
     private func rewindToHold(on stream: PlaybackStream) {
-        tail = nil
-        stream.cancelDrain()
-        stream.setCorked(true, force: true)
-        noteAudibility()
-        stream.flush()
+        corkAndFlush(stream)
         stream.requestReadIndex { [unowned(unsafe) self] readFrame in
             guard var t = track else { return }
             if readFrame == nil { logger.warning("timing update failed after flush") }
@@ -584,15 +586,11 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         let margin = stream.blockFrames + Int64(clamping: stream.format.frames(milliseconds: Self.heardMarginMilliseconds))
         // What was surely read (no carrying forward): a ramp corked before it is heard would click.
         guard tail.isHeard(surelyRead: reading.readFrame, sinkLatency: reading.sinkLatency, margin: margin) else { return }
-        self.tail = nil
         if let t = track, !t.knowsPosition, t.cutAt == nil {
             startAfresh(on: stream)
         } else {
-            stream.cancelDrain()
-            stream.setCorked(true, force: true)
-            stream.flush()
+            corkAndFlush(stream)
         }
-        noteAudibility()
     }
 
     private func drained(through target: Int, success: Bool) {

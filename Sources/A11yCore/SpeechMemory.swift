@@ -55,8 +55,9 @@ public struct SpeechMemory: Sendable {
     /// Keeps what the engine said for `utterance`, whole, if it is short enough; the least recently
     /// said go to make room.
     public mutating func remember(_ chunks: [SynthesisChunk], of utterance: Utterance) {
-        guard chunks.reduce(0, { $0 + $1.samples.count }) <= limits.samplesPerUtterance else { return }
-        let size = Self.bytes(of: chunks)
+        let samples = chunks.reduce(0) { $0 + $1.samples.count }
+        guard samples <= limits.samplesPerUtterance else { return }
+        let size = samples * MemoryLayout<Int16>.size
         guard size <= limits.bytes else { return }
         if let old = said.removeValue(forKey: utterance) { bytes -= Self.bytes(of: old) }
         while bytes + size > limits.bytes, let (_, oldest) = said.elements.first {

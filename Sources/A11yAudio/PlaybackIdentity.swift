@@ -23,12 +23,12 @@ public struct PlaybackIdentity: Sendable, Equatable {
         self.role = role
     }
 
-    /// The properties of the connection (the client): the application and its role.
-    func withContextProperties<R>(_ body: (OpaquePointer?) -> R) -> R {
+    /// The properties of the connection (the client): the application and its role, and `extra`.
+    func withContextProperties<R>(adding extra: [(String, String)] = [], _ body: (OpaquePointer?) -> R) -> R {
         withProperties([
             (PA_PROP_APPLICATION_NAME, applicationName), (PA_PROP_APPLICATION_ID, applicationID),
             (PA_PROP_APPLICATION_ICON_NAME, iconName), (PA_PROP_MEDIA_ROLE, role),
-        ], body)
+        ] + extra, body)
     }
 
     /// The properties of one playback stream: what it plays and its role (with the application's

@@ -31,7 +31,25 @@ final class PlaybackStream {
     }
 
     static let targetLengthMs = 30
+    /// On PulseAudio; on PipeWire's pulse server one `pipeWireBlock`.
     static let minimumRequestMs = 5
+
+    /// On PipeWire's pulse server, what the graph is asked to process at a time while a11yd's
+    /// stream plays: 64 frames at 48 kHz, 1.3 ms. The server reads a stream a processing block at a
+    /// time and passes it on, so a cut starts a block past where it last read and a block already
+    /// in the graph plays out before it: at the server's default floor (256 frames, 5.3 ms) sound
+    /// was gone 14 ms after a cut, at 64 frames 8 ms (issue 29; docs/architecture.md, "Time to
+    /// silence, and PipeWire's block"). The pulse server takes this floor from its client's own
+    /// properties (`pipeWireClientProperties`), which PulseAudio ignores; a corked stream is not in
+    /// the graph, so it costs nothing while a11yd is silent.
+    static let pipeWireBlock = (frames: 64, rate: 48_000)
+
+    /// The pulse server's floors for its client, lowered to `pipeWireBlock` (a `pulse.rules` entry
+    /// of the user's PipeWire configuration still overrides them).
+    static var pipeWireClientProperties: [(String, String)] {
+        let block = "\(pipeWireBlock.frames)/\(pipeWireBlock.rate)"
+        return [("pulse.min.req", block), ("pulse.min.quantum", block)]
+    }
 
     let format: AudioFormat
     private let handle: OpaquePointer
@@ -91,18 +109,24 @@ final class PlaybackStream {
             PlaybackStream.from(userdata)?.onEvent(.timing)
         }, userdata)
 
-        func bytes(_ ms: Int) -> UInt32 { UInt32(clamping: format.frames(milliseconds: ms) * frameSize) }
+        func bytes(frames: Int) -> UInt32 { UInt32(clamping: frames * frameSize) }
         // prebuf of one frame: a short chunk starts at once and the end of a track plays out,
         // yet an underrun (engine late, or a hold) pauses the stream instead of losing data.
         // No PA_STREAM_AUTO_TIMING_UPDATE: it asks for timing every 1.5 s for the stream's whole
         // life, corked or not, waking an idle daemon; timing is asked for while playing instead
         // (`refreshTiming`, at each request for data).
+        // PulseAudio: its sink then mixes (tlength − 2 minreq) / 2 ahead, 10 ms, and takes back what
+        // a cut rewrites. PipeWire's pulse server: with early requests it asks the graph for the
+        // minimum request as its quantum, one `pipeWireBlock`; the target length stays 30 ms, so an
+        // engine late by a few milliseconds is no underrun (a cut rewrites what was not read).
+        let (block, latency) = connection.rewinds
+            ? (format.frames(milliseconds: Self.minimumRequestMs), PA_STREAM_ADJUST_LATENCY)
+            : (Self.pipeWireBlockFrames(sampleRate: format.sampleRate), PA_STREAM_EARLY_REQUESTS)
         var attr = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: bytes(Self.targetLengthMs), prebuf: UInt32(clamping: frameSize),
-            minreq: bytes(Self.minimumRequestMs), fragsize: UInt32.max)
+            maxlength: UInt32.max, tlength: bytes(frames: format.frames(milliseconds: Self.targetLengthMs)),
+            prebuf: UInt32(clamping: frameSize), minreq: bytes(frames: block), fragsize: UInt32.max)
         let flags = pa_stream_flags_t(
-            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                | PA_STREAM_ADJUST_LATENCY.rawValue)
+            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue | latency.rawValue)
         if pa_stream_connect_playback(handle, nil, &attr, flags, nil, nil) < 0 {
             logger.error("pa_stream_connect_playback failed: \(connection.lastError)")
             close()
@@ -111,6 +135,13 @@ final class PlaybackStream {
     }
 
     deinit { close() }
+
+    /// `pipeWireBlock` in frames at `sampleRate`, rounded up (as the pulse server rounds it);
+    /// saturating for a rate no sample spec holds.
+    static func pipeWireBlockFrames(sampleRate: Int) -> Int {
+        let (product, overflow) = pipeWireBlock.frames.multipliedReportingOverflow(by: max(sampleRate, 1))
+        return overflow ? .max / pipeWireBlock.rate : (product + pipeWireBlock.rate - 1) / pipeWireBlock.rate
+    }
 
     // libpulse gets an unretained pointer to `self`: `close()` removes every callback and cancels
     // every operation, under the mainloop lock, before `self` can go away.

@@ -31,10 +31,11 @@ final class ServerConnection {
     private(set) var context: OpaquePointer?
     /// What the context and its streams say they are.
     var playbackIdentity: PlaybackIdentity { identity }
+    /// Ready, and the server has said its name (so `rewinds` holds before any stream is made).
     private(set) var isConnected = false
     /// The server is PulseAudio itself, which takes back what its sink mixed ahead when a stream
-    /// rewrites it (a rewind); false until it said its name, and for any other server: PipeWire's
-    /// pulse server ("PulseAudio (on PipeWire …)") has passed what it read on and cannot.
+    /// rewrites it (a rewind); false for any other server: PipeWire's pulse server ("PulseAudio
+    /// (on PipeWire …)") has passed what it read on and cannot.
     private(set) var rewinds = false
     private var serverInfoOperation: OpaquePointer?
     private var reconnectTimer: OpaquePointer?
@@ -68,7 +69,7 @@ final class ServerConnection {
 
     func connect() {
         guard !closed, context == nil else { return }
-        let made = identity.withContextProperties { properties in
+        let made = identity.withContextProperties(adding: PlaybackStream.pipeWireClientProperties) { properties in
             pa_context_new_with_proplist(mainloop.api, identity.applicationName, properties)
         }
         guard let c = made else {
@@ -85,15 +86,16 @@ final class ServerConnection {
             // May already have gone FAILED through the callback; scheduling is idempotent.
             noteOutage("cannot connect: \(lastError)")
             scheduleReconnect()
-        } else if context == c, Self.awaitsAnswer(c) {
+        } else if context == c, awaitsAnswer(c) {
             awaitAnswer()
         }
     }
 
-    /// Connecting, authorizing or naming itself: neither ready nor failed.
-    private static func awaitsAnswer(_ c: OpaquePointer) -> Bool {
+    /// Connecting, authorizing or naming itself, or ready and not yet told the server's name:
+    /// neither connected nor failed.
+    private func awaitsAnswer(_ c: OpaquePointer) -> Bool {
         let state = pa_context_get_state(c)
-        return state != PA_CONTEXT_READY && state != PA_CONTEXT_FAILED && state != PA_CONTEXT_TERMINATED
+        return !isConnected && state != PA_CONTEXT_FAILED && state != PA_CONTEXT_TERMINATED
     }
 
     private func awaitAnswer() {
@@ -107,7 +109,7 @@ final class ServerConnection {
     /// is only slow answers one of them).
     private func noAnswer() {
         mainloop.cancel(&answerTimer)
-        guard !closed, let c = context, Self.awaitsAnswer(c) else { return }
+        guard !closed, let c = context, awaitsAnswer(c) else { return }
         logger.warning("the sound server did not answer; trying again", metadata: [
             "server": "\(server ?? "default")", "waited_ms": "\(answerLimitUsec / 1000)",
         ])
@@ -129,18 +131,9 @@ final class ServerConnection {
         guard c == context, !closed else { return }
         let state = pa_context_get_state(c)
         if state == PA_CONTEXT_READY {
-            mainloop.cancel(&answerTimer)
-            answerLimitUsec = Self.firstAnswerLimitUsec
-            isConnected = true
-            if everConnected || outageLogged {
-                logger.info("sound server connection restored", metadata: ["server": "\(serverName(c))"])
-            } else {
-                logger.debug("connected to sound server", metadata: ["server": "\(serverName(c))"])
-            }
-            everConnected = true
-            outageLogged = false
+            // Connected once the server has said its name (the answer timer runs on until then):
+            // how a stream is asked for depends on it.
             askServerName(c)
-            onEvent(.connected)
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
             mainloop.cancel(&answerTimer)
             let reason = lastError
@@ -155,17 +148,39 @@ final class ServerConnection {
         }
     }
 
-    /// Asks the server's name, to know whether it rewinds (`rewinds`).
+    /// Asks the server's name, to know whether it rewinds (`rewinds`), then is connected. Without an
+    /// answer (the context failed meanwhile) nothing: the failure is handled as an attempt's.
     private func askServerName(_ c: OpaquePointer) {
         cancelServerInfo()
-        serverInfoOperation = pa_context_get_server_info(c, { _, info, userdata in
+        serverInfoOperation = pa_context_get_server_info(c, { c, info, userdata in
             guard let connection = ServerConnection.from(userdata) else { return }
             // Done: only our reference is let go (libpulse holds its own until this returns).
             if let operation = connection.serverInfoOperation { pa_operation_unref(operation) }
             connection.serverInfoOperation = nil
+            guard let c, c == connection.context, !connection.closed else { return }
             // The name is a C string of the server's: compared, never trusted to be anything.
-            connection.rewinds = info?.pointee.server_name.map { String(cString: $0) == "pulseaudio" } ?? false
+            let name = info?.pointee.server_name.map { String(cString: $0) }
+            connection.becameConnected(c, rewinds: name == "pulseaudio")
         }, userdata)
+        // libpulse could not even send the question: connected all the same, as to a server that
+        // does not rewind (the safe assumption for a cut).
+        if serverInfoOperation == nil { becameConnected(c, rewinds: false) }
+    }
+
+    private func becameConnected(_ c: OpaquePointer, rewinds: Bool) {
+        mainloop.cancel(&answerTimer)
+        answerLimitUsec = Self.firstAnswerLimitUsec
+        self.rewinds = rewinds
+        isConnected = true
+        let metadata: Logger.Metadata = ["server": "\(serverName(c))", "rewinds": "\(rewinds)"]
+        if everConnected || outageLogged {
+            logger.info("sound server connection restored", metadata: metadata)
+        } else {
+            logger.debug("connected to sound server", metadata: metadata)
+        }
+        everConnected = true
+        outageLogged = false
+        onEvent(.connected)
     }
 
     private func cancelServerInfo() {

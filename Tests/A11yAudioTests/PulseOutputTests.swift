@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import A11yAudio
+@testable import A11yAudio
 import A11yCore
 import A11ySystem
 import A11yTestSupport
@@ -339,6 +339,28 @@ struct PulseOutputTests {
         let frameBytes = 2
         print("granted tlength \(status.grantedTargetLength / frameBytes * 1000 / 22_050) ms, minreq \(status.grantedMinimumRequest / frameBytes * 1000 / 22_050) ms, prebuf \(status.grantedPrebuffer) bytes")
         #expect(status.grantedTargetLength > 0 && status.grantedTargetLength <= 22_050 * 2 / 20)  // ≤ 50 ms
+    }
+
+    /// Issue 29: on PipeWire's pulse server the stream is read a 64-frame block (1.3 ms at 48 kHz)
+    /// at a time while it plays, the graph's quantum it asks for, and a cut is silent 8 ms after it
+    /// (CutRampTests reports it) instead of 14 at the server's default floor of 256 frames, which it
+    /// granted before whatever the stream asked. PulseAudio keeps the stream's 5 ms request (its
+    /// cuts rewind what the sink mixed ahead).
+    @Test(arguments: SoundServerKind.allCases)
+    func onPipeWireTheStreamIsReadInSmallBlocks(_ kind: SoundServerKind) async throws {
+        let rig = try await Rig(kind)
+        let t = rig.output.begin(format: mono22k).id
+        rig.output.append(tone(seconds: 1), to: t)
+        rig.output.end(t)
+        #expect(await waitFor(2) { !rig.output.streamStatus().isCorked }, "playing")
+        let block = kind == .pipeWire ? PlaybackStream.pipeWireBlockFrames(sampleRate: 22_050) : mono22k.frames(milliseconds: 5)
+        #expect(rig.output.streamStatus().grantedMinimumRequest == block * 2, "\(kind)")
+        if kind == .pipeWire {
+            #expect(block == 30)
+            let stream = try #require(try rig.server.sinkInputProperties().first)
+            #expect(stream["node.latency"] == "\(block)/22050", "the graph's quantum asked for: \(stream)")
+        }
+        _ = await waitFor(3) { rig.output.progress(of: t)?.isFinished == true }
     }
 
     @Test func theStreamAndConnectionSayTheyAreA11ydWithTheAccessibilityRole() async throws {

@@ -35,11 +35,13 @@ import Testing
         try await client.waitFor("subscribed") { $0.id == .string("subscribe") }
         let starts = wordStarts(longSentence)
 
-        /// Waits until `id` was heard up to its word `word`, then a few milliseconds more.
+        /// Waits until `id` was heard up to its word `word`, then 40 ms and a few more: into the
+        /// word's sound. eSpeak may begin a word with a pause of its own, digital silence, and with
+        /// PipeWire's 1.3 ms blocks the word's event comes as that pause is heard.
         func reach(_ word: Int, of id: UInt64, moment: Int) async throws {
             let start = starts[word]
             try await client.waitFor("word \(word)") { $0.event == "word" && $0.utterance == id && ($0.start ?? 0) >= start }
-            try await Task.sleep(for: .milliseconds(7 * moment))
+            try await Task.sleep(for: .milliseconds(40 + 7 * moment))
         }
 
         func ask(_ cut: Cut, at moment: Int) async throws -> Asked {

@@ -58,13 +58,15 @@ class Recorder:
     (BENCHMARKS.md, "the late first sound"): a third of Orca's echoes read 5 ms late, for both servers.
     At 1 ms the same artefact is at most 1 ms, and the mix block dates samples to 1 ms."""
 
-    def __init__(self, latency_ms=None):
+    def __init__(self, latency_ms=None, server=None):
         self.latency_ms = latency_ms or RECORDER_MS
         self.block = RATE * self.latency_ms // 1000
+        # `server`: another pulse server's address (PipeWire's, stop_pipewire) instead of PULSE_SERVER's.
+        env = dict(os.environ, PULSE_SERVER=server) if server else None
         self.proc = subprocess.Popen(
             ["parec", "--device=nullsink.monitor", "--format=s16le", f"--rate={RATE}", "--channels=1",
              f"--latency-msec={self.latency_ms}", "--raw"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, env=env)
         self.buf = bytearray()
         self.ends = []   # sample count after each read
         self.times = []  # monotonic time of each read
@@ -453,10 +455,12 @@ class Bench:
         self.a11yd_ssip_env = dict(os.environ, SPEECHD_ADDRESS="unix_socket:" + args.a11yd_ssip_socket,
                                    SPEECHD_CMD="/bin/false")
 
-    def a11yd_status(self, why):
-        """Records what a11yd says it is doing when one of its measurements failed."""
+    def a11yd_status(self, why, socket_path=None):
+        """Records what a11yd (the one at `socket_path`, else the main one) says it is doing when one of
+        its measurements failed."""
+        argv = [f"{self.bin}/a11ysay", "--socket", socket_path or self.a.a11yd_socket, "--status", "--json"]
         try:
-            out = subprocess.run(self.say_cmd("--status", "--json"), capture_output=True, text=True, timeout=5)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=5)
             text = (out.stdout + out.stderr).strip().replace("\n", " ")
         except subprocess.TimeoutExpired:
             text = "a11ysay --status timed out"
@@ -646,6 +650,14 @@ class Bench:
             "speech-dispatcher: spd-say -S": (ssip_bg_start, lambda: run_cli(["spd-say", "-S"])),
             "speech-dispatcher: raw SSIP CANCEL ALL": (ssip_bg_start, lambda: ssip_ctl.command("CANCEL ALL")),
         }
+        self.results["stop"] = self.stop_runs("stop", cases, a11y_ctl, ssip_ctl)
+        for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl, a11y_ssip_bg, a11y_ssip_ctl):
+            c.close()
+
+    def stop_runs(self, part, cases, a11y_ctl, ssip_ctl, a11yd_socket=None):
+        """`control_runs` rounds of every case, name: (start a background item, stop it), each timed to
+        digital silence on `self.rec`; the stats per case with its cuts' last-millisecond peaks.
+        `a11y_ctl` and `ssip_ctl` silence both daemons after a failed case (`a11yd_socket`: that a11yd's)."""
         values = {k: [] for k in cases}
         last_ms = {k: [] for k in cases}
         for i in range(self.a.control_runs):
@@ -658,18 +670,57 @@ class Bench:
                 if not ok:
                     why = "background item never heard" if kb is None else "still sounding 5 s after the stop"
                     peak = int(np.abs(self.rec.samples(nb)).max(initial=0))
-                    self.results["notes"].append(f"stop, {name}, round {i + 1}: {why} (peak since post {peak})")
+                    self.results["notes"].append(f"{part}, {name}, round {i + 1}: {why} (peak since post {peak})")
                     log("FAILED:", self.results["notes"][-1])
                     if name.startswith("a11yd"):
-                        self.a11yd_status(f"stop, {name}, round {i + 1}")
+                        self.a11yd_status(f"{part}, {name}, round {i + 1}", a11yd_socket)
                 if not ok:  # make sure nothing keeps talking into the next case
                     a11y_ctl.send({"op": "stop"})
                     ssip_ctl.command("CANCEL ALL")
-            log(f"stop round {i + 1}/{self.a.control_runs}:",
+            log(f"{part} round {i + 1}/{self.a.control_runs}:",
                 ", ".join(f"{n}={ms(v[-1])}" for n, v in values.items()))
-        for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl, a11y_ssip_bg, a11y_ssip_ctl):
-            c.close()
-        self.results["stop"] = {k: {"values": v, **stats(v), **cut_stats(last_ms[k])} for k, v in values.items()}
+        return {k: {"values": v, **stats(v), **cut_stats(last_ms[k])} for k, v in values.items()}
+
+    # -- stop on PipeWire's pulse server -----------------------------------------------------
+    def stop_pipewire(self):
+        """The stop row's two open-connection clients again on PipeWire's pulse server: a private PipeWire
+        with its own null sink, and a second a11yd and speech-dispatcher playing to it (run.sh starts them),
+        its monitor recorded as the PulseAudio one is. That server reads a stream a processing quantum at a
+        time and cannot rewind what it read: a cut is silent only once the blocks read before it have
+        played out, so the quantum a11yd asks for while it plays (64 frames) is what sets its time here.
+        The recorder asks for the same 1 ms as on PulseAudio, which pipewire-pulse raises to its floor for
+        a client (256 frames), so the graph runs no faster than a desktop's but for what a11yd asks. Its
+        reads then come 256 frames at a time; the mixed clock's lower envelope still dates a sample within
+        them (the tests' clock, each chunk's arrival, reads a11yd's cut about 5 ms later)."""
+        if not self.a.pipewire_server:
+            self.results["notes"].append("stop on PipeWire's pulse server not measured: no private PipeWire "
+                                         "(pipewire, wireplumber, pipewire-pulse, pw-metadata, dbus-daemon)")
+            return
+        # PulseAudio's recorder rests meanwhile: its 1 ms wake-ups (the sink's and parec's) would load the CPU.
+        self.rec.close()
+        self.rec = Recorder(self.a.recorder_ms, server=self.a.pipewire_server)
+        a11y_bg = A11ydClient(self.a.pipewire_a11yd_socket)
+        a11y_ctl = A11ydClient(self.a.pipewire_a11yd_socket)
+        ssip_bg = SSIPClient(self.a.pipewire_speechd_socket, "bench-bg")
+        ssip_ctl = SSIPClient(self.a.pipewire_speechd_socket, "bench-ctl")
+        try:
+            if not self.rec.wait_flowing(2.5):
+                raise SystemExit("bench: PipeWire's monitor recording does not flow")
+            cases = {
+                "a11yd: raw socket {\"op\":\"stop\"}": (lambda: a11y_bg.post(LONG_TEXT),
+                                                      lambda: a11y_ctl.send({"op": "stop"})),
+                "speech-dispatcher: raw SSIP CANCEL ALL": (lambda: ssip_bg.speak(LONG_TEXT),
+                                                           lambda: ssip_ctl.command("CANCEL ALL")),
+            }
+            self.results["stop_pipewire"] = self.stop_runs("stop on PipeWire", cases, a11y_ctl, ssip_ctl,
+                                                           self.a.pipewire_a11yd_socket)
+        finally:
+            for c in (a11y_bg, a11y_ctl, ssip_bg, ssip_ctl):
+                c.close()
+            self.rec.close()
+            self.rec = Recorder(self.a.recorder_ms)
+            if not self.rec.wait_flowing(2.5):
+                raise SystemExit("bench: the monitor recording does not flow")
 
     def last_ms_peak(self, end):
         """Peak |sample| of the millisecond before the silence that starts at sample `end`: a cut from
@@ -1017,6 +1068,7 @@ class Bench:
         worker_cost.measure(self)  # the engine worker vs in process (bench/worker_cost.py)
         self.interrupt()
         self.stop()
+        self.stop_pipewire()
         self.controls()
         self.loudness()
         self.piper()
@@ -1064,15 +1116,16 @@ def piper_markdown(piper):
 
 
 def tool_versions():
-    def first_line(argv):
+    def first_line(argv, line=0):
         try:
             out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-            return (out.stdout or out.stderr).strip().splitlines()[0]
+            return (out.stdout or out.stderr).strip().splitlines()[line]
         except (OSError, subprocess.TimeoutExpired, IndexError):
             return "?"
     return {"speech-dispatcher": first_line(["speech-dispatcher", "-v"]),
             "espeak-ng": first_line(["espeak-ng", "--version"]),
             "pulseaudio": first_line(["pulseaudio", "--version"]),
+            "pipewire": first_line(["pipewire", "--version"], line=-1),  # "Linked with libpipewire 0.3.65"
             "kernel": os.uname().release}
 
 
@@ -1150,6 +1203,9 @@ def markdown(r, args):
              f"first |sample| > {INTERRUPT_LOUD}; background item at low volume"),
             ("stop", "Stop to silence", f"end of the last |sample| > {SILENCE}, where a cut's ramp ends "
              "(then ≥ 700 ms silent); the last ms before it peaks below 1,460 (−27 dBFS) or clicks"),
+            ("stop_pipewire", "Stop to silence on PipeWire's pulse server",
+             "the same, on a private PipeWire with its own 48 kHz null sink, a second a11yd and "
+             "speech-dispatcher playing to it"),
             ("pause", "Pause to silence", f"end of the last |sample| > {SILENCE}, where a cut's ramp ends "
              "(then ≥ 700 ms silent); the last ms before it peaks below 1,460 (−27 dBFS) or clicks; "
              "speech-dispatcher not measured: a PAUSE during plain text leaves 0.11.4 silent for good"),
@@ -1167,6 +1223,7 @@ def markdown(r, args):
         extra = {"first_sound": ["peak |sample|", f"ms from onset to > {INTERRUPT_LOUD}"],
                  "interrupt": ["background peak", "≈ onset: median − onset-to-threshold lag"],
                  "stop": ["last ms peak, median / worst", "clicks"],
+                 "stop_pipewire": ["last ms peak, median / worst", "clicks"],
                  "pause": ["last ms peak, median / worst", "clicks"]}.get(key, [])
         L.append("| client | median ms | p90 ms | min ms | max ms | ok/runs |" + "".join(f" {x} |" for x in extra))
         L.append("|---|---:|---:|---:|---:|---:|" + "---:|" * len(extra))
@@ -1178,7 +1235,8 @@ def markdown(r, args):
             clicks = f"{s.get('clicks', 0)}/{len(s.get('last_ms_peaks', []))}"
             cells = {"first_sound": [str(s.get("peak")), ms(s.get("lag_to_interrupt_threshold"))],
                      "interrupt": [str(s.get("background_peak_max")), ms(onset)],
-                     "stop": [last_ms, clicks], "pause": [last_ms, clicks]}.get(key, [])
+                     "stop": [last_ms, clicks], "stop_pipewire": [last_ms, clicks],
+                     "pause": [last_ms, clicks]}.get(key, [])
             L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                      f"{ms(s.get('max'))} | {s['n']}/{s['n'] + s['failed']} |" + "".join(f" {c} |" for c in cells))
         L.append("")
@@ -1276,6 +1334,9 @@ def main():
     p.add_argument("--orca-blocks", type=int, default=2)
     p.add_argument("--recorder-ms", type=int, default=RECORDER_MS,
                    help="the monitor recorder's latency, which sets the null sink's mix block (1 or 5)")
+    p.add_argument("--pipewire-server", help="a private PipeWire's pulse server (unix:PATH) for stop_pipewire")
+    p.add_argument("--pipewire-a11yd-socket", help="the a11yd playing to it")
+    p.add_argument("--pipewire-speechd-socket", help="the speech-dispatcher playing to it")
     p.add_argument("--only", help="run one part alone: a Bench method (orca_echo, first_sound, cli_startup…)")
     args = p.parse_args()
     bench = Bench(args)

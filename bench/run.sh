@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Speed and memory benchmark: a11yd next to speech-dispatcher and the espeak-ng CLI, in one run,
-# on one private PulseAudio server with a null sink (nothing of the user's session is touched).
+# on one private PulseAudio server with a null sink (nothing of the user's session is touched). The stop
+# is measured again on PipeWire's pulse server (part stop_pipewire): a private pipewire, WirePlumber (no
+# device monitors) and pipewire-pulse with a 48 kHz null sink and their own session bus, a second a11yd and
+# speech-dispatcher playing to it; skipped with a note when PipeWire is not installed.
 #
 #   bench/run.sh                     binaries from .build/release
 #   A11Y_BENCH_BIN=.build-bench/release bench/run.sh
@@ -10,7 +13,7 @@
 # per client, default 20), BENCH_CONTROL_RUNS (interrupt and stop runs per client, default 10),
 # BENCH_UTTERANCES (utterances spoken before the second memory reading, default 50),
 # BENCH_IDLE_SECONDS (default 10), BENCH_ORCA_BLOCKS (blocks of 24 keys Orca types per server, default 2),
-# BENCH_ONLY (one part alone: orca_echo), BENCH_RECORDER_MS (the monitor recorder's latency, which sets
+# BENCH_ONLY (one part alone: orca_echo, stop_pipewire), BENCH_RECORDER_MS (the monitor recorder's latency, which sets
 # the null sink's mix block: default 1; 5 as in runs before 2026-11-25 18:00). Writes
 # bench/out/bench-<date>.md and .json (and the daemons' logs in bench/out/bench-<date>-logs/) and prints
 # the table.
@@ -54,7 +57,7 @@ cleanup() {
     fi
     if [[ $status -ne 0 && -d "$work/logs" ]]; then
         echo "bench: failed; logs kept in $work/logs" >&2
-        rm -rf "$work/pulse" "$work/run"
+        rm -rf "$work/pulse" "$work/run" "$work/pipewire"
     else
         rm -rf "$work"
     fi
@@ -124,7 +127,87 @@ a11yd_pid=$!
 wait_for 200 "$bin_dir/a11ysay" --socket "$a11yd_socket" --status || {
     echo "bench: a11yd did not start" >&2; cat "$work/logs/a11yd.log" >&2; exit 1; }
 
-# 4. The measurements (bounded by their own timeouts).
+# 4. PipeWire's pulse server for the stop_pipewire part, as Sources/A11yTestSupport/PrivatePipeWireServer.swift
+# runs it: its own runtime, home and configuration folders and session bus, the null sink one of PipeWire's
+# own objects (a drop-in of its configuration), pipewire-pulse only once WirePlumber has chosen the default
+# sink. WirePlumber watches no devices: no sound card, camera or Bluetooth headset of this machine's.
+pipewire_args=()
+pipewire_missing=""
+for tool in pipewire wireplumber pipewire-pulse pw-metadata dbus-daemon; do
+    command -v "$tool" >/dev/null || pipewire_missing+=" $tool"
+done
+if [[ "${BENCH_ONLY:-}" == stop_pipewire && -n "$pipewire_missing" ]]; then
+    echo "bench: stop_pipewire needs$pipewire_missing" >&2; exit 1
+fi
+if [[ -z "$pipewire_missing" && ( -z "${BENCH_ONLY:-}" || "$BENCH_ONLY" == stop_pipewire ) ]]; then
+    pw="$work/pipewire"
+    mkdir -p "$pw/run" "$pw/daemons-run" "$pw/home" "$pw/config/pipewire/pipewire.conf.d" \
+        "$pw/config/wireplumber/main.lua.d" "$pw/config/wireplumber/bluetooth.lua.d"
+    chmod 700 "$pw/run" "$pw/daemons-run"
+    cat >"$pw/config/pipewire/pipewire.conf.d/a11y-null-sink.conf" <<'CONF'
+context.objects = [
+    {   factory = adapter
+        args = {
+            factory.name = support.null-audio-sink
+            node.name = nullsink
+            node.description = "a11y bench null sink"
+            media.class = Audio/Sink
+            audio.rate = 48000
+            audio.position = [ FL FR ]
+            monitor.channel-volumes = true
+            object.linger = true
+        }
+    }
+]
+CONF
+    printf 'alsa_monitor.enabled = false\nv4l2_monitor.enabled = false\nlibcamera_monitor.enabled = false\n' \
+        >"$pw/config/wireplumber/main.lua.d/51-a11y-bench-no-devices.lua"
+    printf 'bluez_monitor.enabled = false\n' >"$pw/config/wireplumber/bluetooth.lua.d/51-a11y-bench-no-devices.lua"
+    # The private PipeWire's world alone, no server or bus of the caller's (a command, not a function, so
+    # that `$!` is the server itself, which cleanup stops).
+    pw_env=(env -u PULSE_SERVER -u PIPEWIRE_REMOTE -u PIPEWIRE_RUNTIME_DIR -u DISPLAY -u WAYLAND_DISPLAY
+            XDG_RUNTIME_DIR="$pw/run" HOME="$pw/home" XDG_CONFIG_HOME="$pw/config"
+            XDG_STATE_HOME="$pw/home/.local/state" DBUS_SESSION_BUS_ADDRESS="unix:path=$pw/run/bus")
+    pw_default_sink_chosen() { "${pw_env[@]}" timeout 5 pw-metadata -n default 0 default.audio.sink | grep -q '"nullsink"'; }
+    pipewire_server="unix:$pw/run/pulse/native"
+    pw_pulse_default_sink() { [[ "$(PULSE_SERVER="$pipewire_server" timeout 5 pactl get-default-sink)" == nullsink ]]; }
+    pipewire_failed() { echo "bench: private PipeWire did not start ($1)" >&2; tail -n 20 "$work/logs/pipewire"*.log "$work/logs/wireplumber.log" >&2; exit 1; }
+    "${pw_env[@]}" dbus-daemon --session --address="unix:path=$pw/run/bus" --nofork --nopidfile >"$work/logs/pipewire-dbus.log" 2>&1 &
+    pids+=($!)
+    wait_for 100 test -S "$pw/run/bus" || pipewire_failed "session bus"
+    "${pw_env[@]}" pipewire >"$work/logs/pipewire.log" 2>&1 &
+    pids+=($!)
+    wait_for 200 test -S "$pw/run/pipewire-0" || pipewire_failed "pipewire's socket"
+    "${pw_env[@]}" wireplumber >"$work/logs/wireplumber.log" 2>&1 &
+    pids+=($!)
+    wait_for 200 pw_default_sink_chosen || pipewire_failed "WirePlumber's default sink"
+    "${pw_env[@]}" pipewire-pulse >"$work/logs/pipewire-pulse.log" 2>&1 &
+    pids+=($!)
+    wait_for 200 pw_pulse_default_sink || pipewire_failed "pipewire-pulse with nullsink as its default sink"
+
+    # A second a11yd (JSON Lines only) and speech-dispatcher, the same configurations, playing to it, with
+    # a runtime folder of their own (a11yd keeps the streams it ducked there: not shared with the first).
+    pipewire_a11yd_socket="$pw/daemons-run/a11yd/socket"
+    XDG_RUNTIME_DIR="$pw/daemons-run" PULSE_SERVER="$pipewire_server" "$bin_dir/a11yd" \
+        --socket "$pipewire_a11yd_socket" --no-ssip >"$work/logs/a11yd-pipewire.log" 2>&1 &
+    pids+=($!)
+    wait_for 200 "$bin_dir/a11ysay" --socket "$pipewire_a11yd_socket" --status || {
+        echo "bench: a11yd on PipeWire did not start" >&2; cat "$work/logs/a11yd-pipewire.log" >&2; exit 1; }
+    pipewire_speechd_socket="$pw/daemons-run/speech-dispatcher/speechd.sock"
+    mkdir -p "$(dirname "$pipewire_speechd_socket")" "$work/logs/speechd-pipewire"
+    XDG_RUNTIME_DIR="$pw/daemons-run" PULSE_SERVER="$pipewire_server" speech-dispatcher -s -t 0 -C "$work/speechd-conf" \
+        -L "$work/logs/speechd-pipewire" -P "$work/speechd-pipewire.pid" -c unix_socket -S "$pipewire_speechd_socket" \
+        >"$work/logs/speechd-pipewire.out" 2>&1 &
+    pids+=($!)
+    pipewire_speechd_pid=$!
+    wait_for 200 test -S "$pipewire_speechd_socket" || {
+        echo "bench: speech-dispatcher on PipeWire did not start" >&2; cat "$work/logs/speechd-pipewire.out" >&2; exit 1; }
+    speechd_module_pids+=" $(ps -o pid= --ppid "$pipewire_speechd_pid" 2>/dev/null || true)"
+    pipewire_args=(--pipewire-server "$pipewire_server" --pipewire-a11yd-socket "$pipewire_a11yd_socket"
+                   --pipewire-speechd-socket "$pipewire_speechd_socket")
+fi
+
+# 5. The measurements (bounded by their own timeouts).
 mkdir -p "$here/out"
 stamp="$(date +%Y%m%d-%H%M%S)"
 out_base="$here/out/bench-$stamp"
@@ -134,5 +217,5 @@ timeout 1800 python3 "$here/bench.py" \
     --runs "${BENCH_RUNS:-20}" --control-runs "${BENCH_CONTROL_RUNS:-10}" \
     --utterances "${BENCH_UTTERANCES:-50}" --idle-seconds "${BENCH_IDLE_SECONDS:-10}" \
     --orca-blocks "${BENCH_ORCA_BLOCKS:-2}" --recorder-ms "${BENCH_RECORDER_MS:-1}" \
-    ${BENCH_ONLY:+--only "$BENCH_ONLY"} --out "$out_base"
+    ${BENCH_ONLY:+--only "$BENCH_ONLY"} "${pipewire_args[@]}" --out "$out_base"
 echo "bench: written to $out_base.md (daemon logs in $out_base-logs/)" >&2

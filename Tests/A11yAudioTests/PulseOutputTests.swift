@@ -67,11 +67,17 @@ struct Rig {
         try await output.waitUntilConnected()
     }
 
-    /// Plays a whole track and waits until it is finished; nil if it did not finish in time.
-    func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> TrackID? {
+    /// Begins a track of `samples`, whole (ended), and returns at once.
+    func start(_ samples: [Int16], format: AudioFormat = mono22k) -> TrackID {
         let track = output.begin(format: format).id
         output.append(samples, to: track)
         output.end(track)
+        return track
+    }
+
+    /// Plays a whole track and waits until it is finished; nil if it did not finish in time.
+    func play(_ samples: [Int16], format: AudioFormat = mono22k, timeout: Double = 5) async -> TrackID? {
+        let track = start(samples, format: format)
         return await waitFor(timeout) { output.progress(of: track)?.isFinished == true } ? track : nil
     }
 
@@ -129,9 +135,7 @@ struct PulseOutputTests {
     @Test func pauseSilencesAndResumeContinues() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.0)
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(samples, to: t)
-        rig.output.end(t)
+        let t = rig.start(samples)
         await sleep(seconds: 0.3)
         let pausedAt = rig.recorder.elapsed()
         rig.output.setPaused(true, t)
@@ -167,9 +171,7 @@ struct PulseOutputTests {
 
     @Test func cancelSilencesAndResets() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(tone(seconds: 2), to: t)
-        rig.output.end(t)
+        let t = rig.start(tone(seconds: 2))
         await sleep(seconds: 0.3)
         #expect(rig.output.progress(of: t)!.playedFrames > 0)
         let cancelledAt = rig.recorder.elapsed()
@@ -279,9 +281,7 @@ struct PulseOutputTests {
     func holdOnAnEndedTrackThenReleaseIsHeardWhole(holdAfter: Double) async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 1.5)
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(samples, to: t)
-        rig.output.end(t)
+        let t = rig.start(samples)
         await sleep(seconds: holdAfter)
         let holdFrame = 11_025
         rig.output.hold(t, at: holdFrame)
@@ -307,9 +307,7 @@ struct PulseOutputTests {
 
     @Test func holdBehindWhatWasWrittenStopsPromptly() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(tone(seconds: 2), to: t)
-        rig.output.end(t)
+        let t = rig.start(tone(seconds: 2))
         await sleep(seconds: 0.3)
         let here = rig.output.progress(of: t)!.playedFrames
         let heldAt = rig.recorder.elapsed()
@@ -325,9 +323,7 @@ struct PulseOutputTests {
 
     @Test func idleOutputIsCorked() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(tone(seconds: 1), to: t)
-        rig.output.end(t)
+        let t = rig.start(tone(seconds: 1))
         await sleep(seconds: 0.2)
         #expect(try rig.server.sinkInputCorkStates() == [false])
         #expect(!rig.output.streamStatus().isCorked)
@@ -349,9 +345,7 @@ struct PulseOutputTests {
     @Test(arguments: SoundServerKind.allCases)
     func onPipeWireTheStreamIsReadInSmallBlocks(_ kind: SoundServerKind) async throws {
         let rig = try await Rig(kind)
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(tone(seconds: 1), to: t)
-        rig.output.end(t)
+        let t = rig.start(tone(seconds: 1))
         #expect(await waitFor(2) { !rig.output.streamStatus().isCorked }, "playing")
         let block = kind == .pipeWire ? PlaybackStream.pipeWireBlockFrames(sampleRate: 22_050) : mono22k.frames(milliseconds: 5)
         #expect(rig.output.streamStatus().grantedMinimumRequest == block * 2, "\(kind)")
@@ -365,9 +359,7 @@ struct PulseOutputTests {
 
     @Test func theStreamAndConnectionSayTheyAreA11ydWithTheAccessibilityRole() async throws {
         let rig = try await Rig()
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(tone(seconds: 1), to: t)
-        rig.output.end(t)
+        let t = rig.start(tone(seconds: 1))
         #expect(await waitFor(2) { !rig.output.streamStatus().isCorked }, "playing")
         let streams = try rig.server.sinkInputProperties()
         #expect(streams.count == 1)
@@ -403,9 +395,7 @@ struct PulseOutputTests {
     @Test func serverRestartMidTrack() async throws {
         let rig = try await Rig()
         let samples = tone(seconds: 2)
-        let t = rig.output.begin(format: mono22k).id
-        rig.output.append(samples, to: t)
-        rig.output.end(t)
+        let t = rig.start(samples)
         await sleep(seconds: 0.3)
         rig.server.stop()
         #expect(await waitFor(2) { !rig.output.isConnected }, "disconnect noticed")
@@ -562,9 +552,7 @@ extension PulseOutputTests {
         let samples = tone(seconds: 0.3, frequency: 660)
         let startedAt = rig.recorder.elapsed()
         let (track, status) = rig.output.withLockHeld {
-            let track = rig.output.begin(format: mono22k).id
-            rig.output.append(samples, to: track)
-            rig.output.end(track)
+            let track = rig.start(samples)
             return (track, rig.output.streamStatus())
         }
         #expect(status.hasStream && !status.isCorked, "written and uncorked at once")

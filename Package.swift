@@ -222,6 +222,7 @@ let package = Package(
             name: "A11yTestSupport",
             dependencies: [
                 "A11yCore", "A11yProtocol", "A11yJSONLines", "A11yAudio", "A11ySystem", "CPulse",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

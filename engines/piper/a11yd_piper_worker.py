@@ -16,9 +16,10 @@ What it does, and how it differs from the eSpeak worker:
   --preload, after `ready`) and stays loaded; a11yd ends an idle worker to give the memory back. A voice
   that fails to load fails that request (end status 1, the file and why) and the others still speak.
 - Output: mono signed 16-bit at --sample-rate, whatever the voice's rate (windowed-sinc resampling).
-- Text is phonemised by the eSpeak-NG inside piper-tts, clause by clause, and each clause is synthesised
-  and sent (in chunks of at most 100 ms) as soon as it exists, so the first sound of a long text waits
-  for its first clause only; and that clause's first sound waits only for the model's front and the
+- Text is phonemised by the eSpeak-NG inside piper-tts, a block of at most 1,000 characters at a time as
+  it is needed, clause by clause, and each clause (cut into units of at most 24 words and 160 phonemes: a
+  long word is cut too) is synthesised and sent (in chunks of at most 100 ms) as soon as it exists, so the
+  first sound of a long text or word waits for its first unit only; and that clause's first sound waits only for the model's front and the
   decoding of its first frames (DecoderSplit), its rest being decoded while they play. So does a later
   clause's when what was sent before it would have played before it is decoded whole. Consecutive
   segments in the same voice and prosody are said as one stream of phonemes (an IPA span inside a
@@ -118,6 +119,20 @@ LANGUAGE_SWITCH = re.compile(r"\([^)]+\)")
 # first sound waits for all of it (about 0.15 s per second of speech on one thread here). Longer clauses
 # are said in pieces of this many words, each with the model's own lead-in and ending (a short pause).
 MAXIMUM_WORDS_PER_INFERENCE = 24
+# ... and the most phonemes (IPA characters): a long unbroken word (a hash, a URL, base64, a run of one
+# letter) is a few eSpeak words of hundreds of phonemes each, and the model's front takes longer than in
+# proportion (here 0.15 s for 24 ordinary words, 116 phonemes; 2.1 s for 8 words of 990: a 2,000-letter run).
+# 160 keeps a clause of 24 ordinary words whole. A longer eSpeak word is cut inside (LONG_IPA_WORD).
+MAXIMUM_PHONEMES_PER_INFERENCE = 160
+# The utterance's first unit, when its clause has to be cut anyway, is cut shorter: its first sound waits
+# for the front over all of it, and nothing plays meanwhile (48 phonemes: about 60 ms of the front here).
+FIRST_UNIT_PHONEMES = 48
+LONG_IPA_WORD = FIRST_UNIT_PHONEMES
+# Text is read by eSpeak (phonemised) a block at a time, as the units are needed, not all at once before
+# the first is said (200 KB took 0.35 s here, and a stop would have waited for it): at most this many code
+# points a block, cut after a sentence's end where there is one, else at a space (TextBlocks). A text this
+# long or shorter is read whole, as before.
+TEXT_BLOCK_CHARACTERS = 1000
 # The utterance's first unit, when the model is split (DecoderSplit), is decoded in two pieces: its first
 # frames, sent at once, then the rest, which must be decoded before the first piece has played; so is a
 # later unit whose decoding would take longer than what was sent before it has left to play. The first
@@ -477,14 +492,81 @@ WORD = re.compile(r"\S+")
 
 def core(token):
     """A token without the punctuation around it (the part a word event names); all of it if it has no
-    letter or digit ("&", "--")."""
+    letter or digit ("&", "--"). Read from both ends: a token can be a 40,000-character blob."""
     def sound(character):
         return unicodedata.category(character)[0] in "LNM"
     first = next((i for i, c in enumerate(token) if sound(c)), None)
     if first is None:
         return 0, len(token)
-    last = max(i for i, c in enumerate(token) if sound(c))
+    last = next(i for i in range(len(token) - 1, first - 1, -1) if sound(token[i]))
     return first, last + 1 - first
+
+
+SENTENCE_END = re.compile(r"[.!?;:\u2026\u3002][\"')\]\u00bb\u201d\u2019]*\s+")
+SPACES = re.compile(r"\s+")
+NOT_A_LETTER = re.compile(r"[^\w\s]")
+
+
+def text_blocks(text, size=TEXT_BLOCK_CHARACTERS):
+    """(start, end) of the blocks `text` is read in, in order, together all of it: the whole text when it
+    has at most `size` code points; else blocks of at most `size`, each ending after the last sentence
+    end (a mark and a space) in its second half, else after its last space, else (inside a long word)
+    after the last character of its second half that is neither a letter, a digit nor a space, else at
+    `size` (never before a combining mark)."""
+    start, length = 0, len(text)
+    while length - start > size:
+        window = text[start:start + size]
+        cut = None
+        for match in SENTENCE_END.finditer(window, size // 2):
+            cut = match.end()
+        if cut is None:
+            for match in SPACES.finditer(window):
+                cut = match.end()
+        if cut is None:
+            for match in NOT_A_LETTER.finditer(window, size // 2):
+                cut = match.end()
+        if cut is None:
+            cut = size
+            while cut > 1 and unicodedata.category(text[start + cut])[0] == "M":  # the next block's first
+                cut -= 1
+        yield start, start + cut
+        start += cut
+    yield start, length
+
+
+def ipa_size(word):
+    """Phonemes in an eSpeak IPA word, near enough: its characters, decomposed (as Unit reads them)."""
+    return len(unicodedata.normalize("NFD", word))
+
+
+def cut_long_words(words, anchors, longest=LONG_IPA_WORD):
+    """`words` (eSpeak's IPA words) with each longer than `longest` characters cut into words that are
+    not (never before a combining mark or a length mark), and `anchors` (x in words, as Unit.add_words
+    reads them) moved with them: x inside a word cut in n stands as far inside its n pieces."""
+    if all(len(word) <= longest and ipa_size(word) <= longest for word in words):
+        return words, anchors
+    out, starts = [], []
+    for word in words:
+        starts.append(len(out))
+        word = unicodedata.normalize("NFD", word)
+        while len(word) > longest:
+            cut = longest
+            while cut > 1 and (unicodedata.category(word[cut])[0] == "M" or word[cut] in "\u02d0\u02d1"):
+                cut -= 1
+            out.append(word[:cut])
+            word = word[cut:]
+        out.append(word)
+    starts.append(len(out))
+    moved = []
+    for x, kind, payload in anchors:
+        if x >= 0:
+            index = int(x)
+            if index >= len(words):
+                x = starts[-1] + (x - len(words))
+            else:
+                x = starts[index] + (x - index) * (starts[index + 1] - starts[index])
+        moved.append((x, kind, payload))
+    return out, moved
 
 
 # --- voices -----------------------------------------------------------------------------------------------
@@ -951,10 +1033,21 @@ class Unit:
         self.volume = volume
         self.phonemes = []
         self.events = []
+        self.words = 0
         self.open = True
 
     def compatible(self, voice, length_scale, volume):
         return self.open and self.voice is voice and self.length_scale == length_scale and self.volume == volume
+
+    def fitting(self, ipa_words, phonemes=MAXIMUM_PHONEMES_PER_INFERENCE):
+        """How many of `ipa_words`, from the first, this unit can take within MAXIMUM_WORDS_PER_INFERENCE
+        words and `phonemes` phonemes (ipa_size, and a space each)."""
+        size = len(self.phonemes)
+        for count, word in enumerate(ipa_words):
+            size += ipa_size(word) + 1
+            if self.words + count + 1 > MAXIMUM_WORDS_PER_INFERENCE or size > phonemes:
+                return count
+        return len(ipa_words)
 
     def add_words(self, ipa_words, terminator, anchors):
         """Appends eSpeak's IPA words (then the clause's terminator); `anchors` are (x, kind, payload) with
@@ -963,6 +1056,7 @@ class Unit:
         if ipa_words and self.phonemes and self.phonemes[-1] != " ":
             self.phonemes.append(" ")
         first = len(self.phonemes)
+        self.words += len(ipa_words)
         bounds = []
         for number, word in enumerate(ipa_words):
             if number:
@@ -1139,6 +1233,7 @@ class Synthesizer:
         """The utterance as units to synthesise and silences, in order, made as they are needed."""
         utterance = job.utterance
         current = None
+        said = False  # a unit with phonemes given
         for segment in utterance.segments:
             voice = self.voices.get(segment.voice)
             self.espeak_voice(voice)
@@ -1155,6 +1250,7 @@ class Synthesizer:
                 log("punctuation is not named by the Piper worker (its eSpeak-NG refuses espeakPUNCTUATION)")
             if current is not None and (pause > 0 or not current.compatible(voice, length_scale, volume)):
                 if current.phonemes or current.events:
+                    said = said or bool(current.phonemes)
                     yield current
                 current = None
             if pause > 0:
@@ -1162,42 +1258,48 @@ class Synthesizer:
             if current is None:
                 current = Unit(voice, length_scale, volume)
             marks = [("mark", segment.mark)] if segment.mark is not None else []
-            for words, terminator, closes, anchors in self.split(self.pieces(segment)):
+
+            def add(unit, words, terminator, anchors):
+                # A mark stands at the segment's first frame: the unit's own first frame (before the
+                # model's lead-in silence, as eSpeak's) when the segment starts the unit.
+                for kind, payload in reversed(marks):
+                    anchors.insert(0, (0.0 if unit.phonemes else -1.0, kind, payload))
+                marks.clear()
+                unit.add_words(words, terminator, anchors)
+
+            for words, terminator, closes, anchors in self.pieces(segment):
                 job.check()
-                if not current.open:
+                words, anchors = cut_long_words(words, anchors)
+                # Bounded units (MAXIMUM_WORDS_PER_INFERENCE, MAXIMUM_PHONEMES_PER_INFERENCE): what does not
+                # fit after what the unit holds starts the next; what does not fit in an empty unit is cut,
+                # its first words a unit of their own, and shorter (FIRST_UNIT_PHONEMES) when nothing of the
+                # utterance has been said yet.
+                while True:
+                    if not current.open:
+                        current = Unit(voice, length_scale, volume)
+                    if current.fitting(words) == len(words):
+                        break
+                    if not current.phonemes:
+                        count = current.fitting(words, MAXIMUM_PHONEMES_PER_INFERENCE if said else FIRST_UNIT_PHONEMES)
+                        count = max(count, 1)
+                        add(current, words[:count], "", [a for a in anchors if a[0] < count])
+                        words, anchors = words[count:], [(x - count, k, p) for x, k, p in anchors if x >= count]
+                    current.open = False
+                    said = True
+                    yield current
                     current = Unit(voice, length_scale, volume)
                 if words or (terminator and current.phonemes):
-                    # A mark stands at the segment's first frame: the unit's own first frame (before the
-                    # model's lead-in silence, as eSpeak's) when the segment starts the unit.
-                    for kind, payload in reversed(marks):
-                        anchors.insert(0, (0.0 if current.phonemes else -1.0, kind, payload))
-                    marks = []
-                    current.add_words(words, terminator, anchors)
+                    add(current, words, terminator, anchors)
                 if closes:
                     current.open = False
                     if current.phonemes or current.events:
+                        said = said or bool(current.phonemes)
                         yield current
                     current = Unit(voice, length_scale, volume)
             for kind, payload in marks:  # a segment that says nothing: its mark stands where it is
                 current.anchor_here(kind, payload)
         if current is not None and (current.phonemes or current.events):
             yield current
-
-    @staticmethod
-    def split(pieces):
-        """`pieces` with each longer than MAXIMUM_WORDS_PER_INFERENCE words cut into pieces that are not."""
-        size = MAXIMUM_WORDS_PER_INFERENCE
-        for words, terminator, closes, anchors in pieces:
-            if len(words) <= size:
-                yield words, terminator, closes, anchors
-                continue
-            count = -(-len(words) // size)
-            for part in range(count):
-                last = part == count - 1
-                low, high = part * size, (part + 1) * size
-                mine = [(x - low, kind, payload) for x, kind, payload in anchors
-                        if (x >= low or part == 0) and (x < high or last)]
-                yield words[low:high], terminator if last else "", closes if last else True, mine
 
     # Clause by clause: a clause ending in , : or ; is said with its terminator and a space, as in Piper's
     # sentences, and the next starts after the model's own lead-in. Measured (en_US-joe-medium, 5 runs of 5
@@ -1233,30 +1335,49 @@ class Synthesizer:
                 if event:
                     anchors.append((float(len(words)), "word", event))
                 words += ipa
+                if len(words) >= MAXIMUM_WORDS_PER_INFERENCE:  # a long text is spelt as it is said
+                    yield words, "", False, anchors
+                    words, anchors = [], []
             yield words, "", False, anchors
             return
-        safe, positions = safe_text(text)
-        clauses = self.phonemizer.clauses(safe)  # whole, before any other eSpeak call (see Phonemizer)
-        if positions is not None:
-            clauses = [(ipa, t, s, positions[a], positions[b]) for ipa, t, s, a, b in clauses]
-        tokens = [(m.start(), m.group()) for m in WORD.finditer(text)]
-        for number, (ipa, terminator, sentence, begin, end) in enumerate(clauses):
-            last = number == len(clauses) - 1
-            words = ipa.split()
-            mine = []
-            for offset, token in tokens:
-                inner, size = core(token)
-                if begin <= offset + inner < end or (last and offset + inner >= end):
-                    mine.append((offset + inner, token[inner:inner + size]))
-            anchors = self.word_anchors(mine, words, word_event)
-            yield words, terminator, not last or terminator != "", anchors
+        # Block by block (text_blocks), each read whole by eSpeak before any other eSpeak call (see
+        # Phonemizer), as the units before it are said.
+        for low, high in text_blocks(text):
+            block = text[low:high]
+            safe, positions = safe_text(block)
+            clauses = self.phonemizer.clauses(safe)
+            if positions is not None:
+                clauses = [(ipa, t, s, positions[a], positions[b]) for ipa, t, s, a, b in clauses]
+            # The block's words: (offset in the block, what of it is in the block, its whole length). A word
+            # cut by the block's end is told once, in the block where it starts.
+            tokens = []
+            for match in WORD.finditer(text, low, high):
+                offset = match.start()
+                if offset == low and low > 0 and not text[low - 1].isspace():
+                    continue
+                whole = match.group() if match.end() < high or high == len(text) else WORD.match(text, offset).group()
+                inner, size = core(whole)
+                start_in_block = offset + inner - low
+                tokens.append((start_in_block, block[start_in_block:start_in_block + size], size))
+            taken = 0
+            for number, (ipa, terminator, sentence, begin, end) in enumerate(clauses):
+                last = number == len(clauses) - 1
+                words = ipa.split()
+                mine = []
+                while taken < len(tokens) and (tokens[taken][0] < end or last):
+                    offset, part, size = tokens[taken]
+                    mine.append((low + offset, part, size))
+                    taken += 1
+                anchors = self.word_anchors(mine, words, word_event)
+                yield words, terminator, not last or terminator != "", anchors
 
     def word_anchors(self, tokens, ipa_words, word_event):
-        """The text's words placed among eSpeak's: by each word's own count of IPA words when they add up
-        ("42" is two), one for one when the counts agree, else in proportion."""
+        """The text's words, (offset, what eSpeak read of it, its length), placed among eSpeak's: by each
+        word's own count of IPA words when they add up ("42" is two), one for one when the counts agree,
+        else in proportion."""
         if not ipa_words or not tokens:
             return []
-        counts = [self.phonemizer.word_count(token) for _, token in tokens]
+        counts = [self.phonemizer.word_count(safe_text(part)[0]) for _, part, _ in tokens]
         total = sum(counts)
         if total != len(ipa_words):
             if len(tokens) == len(ipa_words):
@@ -1265,8 +1386,8 @@ class Synthesizer:
                 counts, total = [1] * len(tokens), len(tokens)
         scale = len(ipa_words) / total
         anchors, before = [], 0
-        for (offset, token), count in zip(tokens, counts):
-            event = word_event(offset, len(token))
+        for (offset, _, size), count in zip(tokens, counts):
+            event = word_event(offset, size)
             if count > 0 and event:
                 anchors.append((before * scale, "word", event))
             before += count

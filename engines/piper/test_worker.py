@@ -13,6 +13,7 @@ the voice is not installed. Compares loudness with the espeak-ng CLI when it is 
 import json
 import math
 import os
+import re
 import select
 import shutil
 import socket
@@ -450,6 +451,28 @@ class PiperWorkerTests(unittest.TestCase):
         ahead = min(before / RATE - (at - first) for at, before in arrivals[1:])
         self.assertGreater(ahead, 0.0, "a chunk came after the audio before it had played")
 
+    def test_a_long_word_or_text_is_heard_as_soon_as_a_short_text_and_a_cancel_ends_it(self):
+        # Before units were bounded in length and texts read a block at a time, the first chunk came 2.7 s
+        # after the request for a 2,000-letter run, 0.74 s for a 40,000-digit hash, 0.78 s for 200 KB
+        # (a short text's: 0.06 s); now about 0.1 s each. A generous bound.
+        for number, text in enumerate((hex_word(2000), "a" * 2000, hex_word(40_000), PROSE * 1500)):
+            request_id = 40 + number
+            sent = time.monotonic()
+            self.worker.send(text_request(request_id, text))
+            message = self.worker.next(30)
+            while message[0] == "chunk" and len(message[2]) == 0:
+                message = self.worker.next(30)
+            first = time.monotonic() - sent
+            self.assertEqual(message[:2], ("chunk", request_id))
+            self.assertLess(first, 0.6, f"{len(text)} characters: first chunk {first * 1000:.0f} ms after the request")
+            cancelled = time.monotonic()
+            self.worker.send(frame(CANCEL, u32(request_id)))
+            while message[0] != "end":
+                message = self.worker.next(5)
+            self.assertEqual(message[1:3], (request_id, 0))
+            self.assertLess(time.monotonic() - cancelled, 0.3)
+            self.assertTrue(self.worker.quiet(0.2), "nothing follows the end")
+
     def test_a_long_clause_after_a_short_one_is_sent_in_two_pieces(self):
         # "Yes," plays for about 0.6 s; the clause after it, 4.3 s of audio, took longer than that to infer
         # and decode whole, and came all at once after a silence that stretched the comma's pause (sent 14
@@ -737,6 +760,148 @@ class DecoderSplitTests(unittest.TestCase):
         self.assertAlmostEqual(20 * math.log10(w.gated_rms(scaled, rate) / target), 0.0, delta=0.1)
         self.assertAlmostEqual(20 * math.log10(w.gated_rms(scaled[:split], rate) / target), 0.0, delta=0.1)
         self.assertIsNone(w.rest_gain(audio[:split], split, first_gain, target, rate), "no rest")
+
+
+def hex_word(count, seed=1):
+    """`count` hex digits without a space (a hash, a blob in a terminal line), the same every run."""
+    state, digits = seed, []
+    for _ in range(count):
+        state = (state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        digits.append("0123456789abcdef"[state >> 60])
+    return "".join(digits)
+
+
+PROSE = ("The committee met on Tuesday to talk about the budget for the coming year. Nobody expected the "
+         "meeting to last until the evening, but it did. ")
+
+
+class TextSplittingTests(unittest.TestCase):
+    """How a text is read and cut: blocks read one at a time (text_blocks), eSpeak words too long for one
+    inference cut (cut_long_words). Pure functions of the worker."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.worker = a11yd_piper_worker
+
+    def blocks(self, text, size=100):
+        blocks = list(self.worker.text_blocks(text, size))
+        self.assertEqual(blocks[0][0], 0)
+        self.assertEqual(blocks[-1][1], len(text))
+        for (_, end), (start, _) in zip(blocks, blocks[1:]):
+            self.assertEqual(end, start, "the blocks follow each other")
+        for start, end in blocks:
+            self.assertLessEqual(end - start, size)
+            self.assertGreater(end - start, 0)
+        return [text[start:end] for start, end in blocks]
+
+    def test_a_short_text_is_one_block(self):
+        self.assertEqual(self.blocks("Hello there.", 100), ["Hello there."])
+        self.assertEqual(self.blocks("x" * 100, 100), ["x" * 100])
+        self.assertEqual(list(self.worker.text_blocks("", 100)), [(0, 0)])
+
+    def test_blocks_end_after_a_sentence_else_at_a_space(self):
+        for block in self.blocks(PROSE * 20, 100)[:-1]:
+            self.assertRegex(block, r"[.,] $" if "." in block[50:] else r" $", block)
+        words = self.blocks("word " * 100, 100)
+        self.assertTrue(all(block.endswith(" ") for block in words[:-1]), words)
+
+    def test_a_long_word_is_cut_after_punctuation_else_anywhere_but_before_a_combining_mark(self):
+        url = "https://example.com/" + "/".join(["segment"] * 40)
+        for block in self.blocks(url, 100)[:-1]:
+            self.assertTrue(block.endswith("/"), block)
+        blob = hex_word(1000)
+        self.assertEqual([len(b) for b in self.blocks(blob, 100)], [100] * 10)
+        accented = "e\u0301" * 100
+        for block in self.blocks(accented, 99)[1:]:
+            self.assertEqual(block[0], "e", "a block never starts with a combining mark")
+
+    def test_long_ipa_words_are_cut_and_their_anchors_move_with_them(self):
+        long = "ˈeɪ" * 40  # 120 characters
+        words, anchors = self.worker.cut_long_words(["hə", long, "wɜːld"], [(0.0, "word", 1), (1.0, "word", 2),
+                                                                              (1.5, "word", 3), (2.0, "word", 4), (-1.0, "mark", "m")], 48)
+        self.assertTrue(all(len(w) <= 48 for w in words), words)
+        self.assertEqual("".join(words[1:-1]), long)
+        self.assertEqual((words[0], words[-1]), ("hə", "wɜːld"))
+        pieces = len(words) - 2
+        self.assertEqual([x for x, _, _ in anchors], [0.0, 1.0, 1.0 + pieces / 2, 1.0 + pieces, -1.0])
+        self.assertEqual(self.worker.cut_long_words(["a", "b"], [(1.0, "word", 1)], 48), (["a", "b"], [(1.0, "word", 1)]))
+        # Never before a length mark or a combining mark.
+        words, _ = self.worker.cut_long_words(["a" * 48 + "ːb" + "ã" * 60], [], 48)
+        self.assertEqual(words[0], "a" * 47)
+        self.assertTrue(words[1].startswith("aːb"), words)
+        self.assertTrue(all(not w[0] in "ː\u0303" for w in words), words)
+
+
+class LongTextTests(unittest.TestCase):
+    """The units the worker says for long words and texts, made as they are needed (Synthesizer.items,
+    in this process with the real piper-tts eSpeak and voice; nothing is synthesised)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.worker = a11yd_piper_worker
+        cls.synthesizer = a11yd_piper_worker.Synthesizer(None, a11yd_piper_worker.Voices([VOICES], 1), RATE)
+        cls.synthesizer.phonemizer = a11yd_piper_worker.Phonemizer()
+
+    def units(self, text):
+        """Synthesizer.items for `text` in the test voice, as a generator."""
+        w = self.worker
+        segment = w.Segment()
+        segment.kind, segment.content, segment.voice = 0, text, JOE
+        segment.source_start, segment.source_length = 0, len(text)
+        segment.spell_out = segment.punctuation = False
+        segment.rate_scale = segment.pitch_scale = segment.volume_scale = 1.0
+        segment.pause_ms, segment.mark = 0, None
+        utterance = w.Utterance()
+        utterance.text, utterance.rate, utterance.pitch, utterance.volume = text, 175, 50, 100
+        utterance.segments = [segment]
+        return self.synthesizer.items(w.Job(1, utterance))
+
+    def test_an_ordinary_clause_of_24_words_is_one_unit(self):
+        text = ("the small room on the third floor next to the kitchen is where the meeting will be held from "
+                "now on and then some.")
+        self.assertEqual(len(text.split()), 24)
+        units = list(self.units(text))
+        self.assertEqual(len(units), 1, [len(unit.phonemes) for unit in units])
+
+    def test_no_unit_is_longer_than_its_bounds_and_the_first_of_a_cut_clause_is_short(self):
+        w = self.worker
+        for name, text in (("a 2,000-character word", hex_word(2000)), ("a run of one letter", "a" * 2000),
+                           ("a long clause", " ".join(["internationalisation"] * 60)),
+                           ("a URL", "https://example.com/" + "/".join(["segment"] * 60))):
+            units = self.units(text)
+            first = next(units)
+            self.assertLessEqual(len(first.phonemes), w.FIRST_UNIT_PHONEMES + 2, name)
+            for number, unit in zip(range(40), units):
+                self.assertLessEqual(len(unit.phonemes), w.MAXIMUM_PHONEMES_PER_INFERENCE + 2, f"{name}: unit {number + 1}")
+                self.assertLessEqual(unit.words, w.MAXIMUM_WORDS_PER_INFERENCE, name)
+
+    def test_the_first_unit_is_given_before_the_whole_text_is_read(self):
+        read = []
+        phonemizer = self.synthesizer.phonemizer
+        clauses = phonemizer.clauses
+        phonemizer.clauses = lambda text: read.append(len(text)) or clauses(text)
+        try:
+            for text in (PROSE * 1500, hex_word(40_000)):
+                del read[:]
+                next(self.units(text))
+                self.assertLess(sum(read), 3 * self.worker.TEXT_BLOCK_CHARACTERS, f"{len(text)} characters")
+        finally:
+            del phonemizer.clauses
+
+    def test_every_word_is_told_once_at_its_offset_across_blocks_and_in_a_long_word(self):
+        blob = hex_word(1500)  # longer than a block: cut inside it
+        text = PROSE * 8 + blob + " and " + PROSE * 8
+        told = [payload for unit in self.units(text) for _, kind, payload in unit.events if kind == "word"]
+        expected = []
+        for match in re.finditer(r"\S+", text):
+            core = re.search(r"\w(.*\w)?", match.group())
+            expected.append((match.start() + core.start(), len(core.group())))
+        self.assertEqual(told, expected)
+        self.assertIn((len(PROSE) * 8, 1500), told)
 
 
 class StartTests(unittest.TestCase):

@@ -16,7 +16,8 @@ import Glibc
 /// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume ramps
 /// up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the
 /// output reports `isConnected == false`, reconnects with a fresh context every 150 ms and then
-/// carries on with the current track from the first frame not yet given to the server.
+/// carries on with the current track from the first frame not yet given to the server; while no
+/// server was ever reached, a track is told at once that none is reachable, and why.
 ///
 /// Every method returns promptly: none waits for the server.
 ///
@@ -66,7 +67,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.logger = logger
         mainloop = ThreadedMainloop(name: "a11y-pulse")
         ducker = Ducker(settings: ducking, mainloop: mainloop, logger: logger)
-        connection = ServerConnection(mainloop: mainloop, identity: identity, server: server, logger: logger)
+        connection = ServerConnection(
+            mainloop: mainloop, identity: identity, server: server, environment: Environment.variable, logger: logger)
         // Callbacks reach `self` unowned: see the type's comment for why it cannot be gone.
         connection.onEvent = { [unowned(unsafe) self] event in self.connectionChanged(event) }
         if !mainloop.start() {
@@ -185,7 +187,9 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
                 openStream(format: format)
             }
             // Told at once, so that a track begun with no server knows it (and its follower waits
-            // out the reconnect grace, not the stall watchdog).
+            // out the reconnect grace, not the stall watchdog, or fails where none was ever
+            // reached, once an attempt made now has found nobody).
+            connection.attemptNow()
             publish()
             return PlaybackTrack(id: trackID, progress: progress)
         }
@@ -269,6 +273,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// True while the output has a working connection to the sound server.
     public var isConnected: Bool { mainloop.withLock { connection.isConnected } }
 
+    public func serverStatus() -> SoundServerStatus { mainloop.withLock { connection.status } }
+
     /// Reads the current stream (nil without one) under the mainloop lock; for the tests, which
     /// look at what the output asks of the server.
     func withStream<R>(_ body: (PlaybackStream?) -> R) -> R {
@@ -286,7 +292,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         track = t
         return PlaybackProgress(
             playedFrames: played, appendedFrames: t.appendedFrames, isFinished: t.isPlayedToTheEnd,
-            isConnected: connection.isConnected)
+            connection: connection.playbackConnection)
     }
 
     /// Tells the track's follower where it stands, if that changed. Called from what the server
@@ -316,6 +322,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         case .lost:
             ducker.disconnect()
             dropStream()
+        case .attemptFailed:
+            break
         }
         publish()
     }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
 import CPulse
 import Logging
 
@@ -12,9 +13,18 @@ import Glibc
 /// `firstAnswerLimitUsec`, then twice as long each time up to `lastAnswerLimitUsec`: libpulse
 /// itself waits 30 s, ten times the grace after which a lost server fails the item.
 ///
+/// Until a first connection, a failed attempt says the server is unreachable, and why (`status`):
+/// an item then fails at once rather than wait for a server that was never there. The log says
+/// which server and why at warning level, once and again each time the reason changes, and says
+/// when a connection is made after that.
+///
 /// Used only with the mainloop lock held (by the owner, or by libpulse callbacks).
 final class ServerConnection {
-    enum Event { case connected, lost }
+    enum Event {
+        case connected, lost
+        /// An attempt failed (`status` says why).
+        case attemptFailed
+    }
 
     static let reconnectDelayUsec: UInt64 = 150_000
     static let firstAnswerLimitUsec: UInt64 = 1_000_000
@@ -23,6 +33,8 @@ final class ServerConnection {
     private let mainloop: ThreadedMainloop
     private let identity: PlaybackIdentity
     private let server: String?
+    /// `server` as libpulse resolves it, to name it and to ask its socket why an attempt failed.
+    private let address: SoundServerAddress
     private let logger: Logger
     /// Told when the connection comes up or goes down (lock held).
     var onEvent: (Event) -> Void = { _ in }
@@ -45,12 +57,39 @@ final class ServerConnection {
     private var outageLogged = false
     private var everConnected = false
     private var closed = false
+    /// Why the last attempt failed (nil once connected): what the log last said.
+    private var failure: SoundServerFailure?
+    /// An attempt is under way: until it fails, a server that has just appeared may yet be found.
+    private var attemptUnderWay = false
+    /// The server the connection is made to, as libpulse names it.
+    private var connectedServer: String?
 
-    init(mainloop: ThreadedMainloop, identity: PlaybackIdentity, server: String?, logger: Logger) {
+    init(mainloop: ThreadedMainloop, identity: PlaybackIdentity, server: String?, environment: (String) -> String?, logger: Logger) {
         self.mainloop = mainloop
         self.identity = identity
         self.server = server
+        self.address = SoundServerAddress(configured: server, environment: environment)
         self.logger = logger
+    }
+
+    /// Where the connection stands, for `status`.
+    var status: SoundServerStatus {
+        if isConnected { return SoundServerStatus(server: connectedServer ?? address.description, state: .connected) }
+        let state: SoundServerStatus.State = isUnreachable ? .unreachable : .connecting
+        return SoundServerStatus(server: address.description, state: state, reason: failure?.description)
+    }
+
+    /// No server was ever reached, and the last attempt found nobody there. A server that went
+    /// away, or one that took the connection and is slow to answer, is waited for instead (the
+    /// item's grace).
+    private var isUnreachable: Bool { !isConnected && !everConnected && failure?.findsNobody == true }
+
+    /// Where the connection stands, for an item: an item waits for an attempt under way (it
+    /// fails within a millisecond where nobody is there), and fails when it does.
+    var playbackConnection: PlaybackProgress.Connection {
+        if isConnected { return .connected }
+        guard isUnreachable, !attemptUnderWay, let failure else { return .reconnecting }
+        return .unreachable(.audioUnavailable("no sound server reachable at \(address) (\(failure))"))
     }
 
     /// libpulse's state, which can be ahead of `isConnected` inside a callback of a failing context.
@@ -78,13 +117,14 @@ final class ServerConnection {
             return
         }
         context = c
+        attemptUnderWay = true
         pa_context_set_state_callback(c, { c, userdata in
             guard let c, let connection = ServerConnection.from(userdata) else { return }
             connection.stateChanged(c)
         }, userdata)
         if pa_context_connect(c, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             // May already have gone FAILED through the callback; scheduling is idempotent.
-            noteOutage("cannot connect: \(lastError)")
+            attemptFailed(explaining: lastError)
             scheduleReconnect()
         } else if context == c, awaitsAnswer(c) {
             awaitAnswer()
@@ -110,11 +150,19 @@ final class ServerConnection {
     private func noAnswer() {
         mainloop.cancel(&answerTimer)
         guard !closed, let c = context, awaitsAnswer(c) else { return }
-        logger.warning("the sound server did not answer; trying again", metadata: [
-            "server": "\(server ?? "default")", "waited_ms": "\(answerLimitUsec / 1000)",
-        ])
-        outageLogged = true
+        logger.debug("the sound server did not answer", metadata: ["waited_ms": "\(answerLimitUsec / 1000)"])
         answerLimitUsec = min(answerLimitUsec * 2, Self.lastAnswerLimitUsec)
+        noteFailure(.noAnswer)
+        releaseContext()
+        connect()
+    }
+
+    /// Something wants to play while no server is reached: the next attempt is made now rather
+    /// than when the retry timer says, so that a server that has just appeared is found before
+    /// the item is told that none is there.
+    func attemptNow() {
+        guard !closed, !isConnected, reconnectTimer != nil else { return }
+        mainloop.cancel(&reconnectTimer)
         releaseContext()
         connect()
     }
@@ -138,12 +186,14 @@ final class ServerConnection {
             mainloop.cancel(&answerTimer)
             let reason = lastError
             if isConnected {
-                logger.warning("lost the sound server; reconnecting", metadata: ["reason": "\(reason)"])
+                logger.warning("lost the sound server; reconnecting", metadata: [
+                    "server": "\(connectedServer ?? address.description)", "reason": "\(reason)",
+                ])
                 outageLogged = true
+                lose()
             } else {
-                noteOutage("\(reason)")
+                attemptFailed(explaining: reason)
             }
-            lose()
             scheduleReconnect()
         }
     }
@@ -172,14 +222,18 @@ final class ServerConnection {
         answerLimitUsec = Self.firstAnswerLimitUsec
         self.rewinds = rewinds
         isConnected = true
-        let metadata: Logger.Metadata = ["server": "\(serverName(c))", "rewinds": "\(rewinds)"]
+        attemptUnderWay = false
+        let name = serverName(c)
+        connectedServer = name
+        let metadata: Logger.Metadata = ["server": "\(name)", "rewinds": "\(rewinds)"]
         if everConnected || outageLogged {
-            logger.info("sound server connection restored", metadata: metadata)
+            logger.info("connected to the sound server at \(name)", metadata: metadata)
         } else {
-            logger.debug("connected to sound server", metadata: metadata)
+            logger.debug("connected to the sound server at \(name)", metadata: metadata)
         }
         everConnected = true
         outageLogged = false
+        failure = nil
         onEvent(.connected)
     }
 
@@ -202,15 +256,29 @@ final class ServerConnection {
         return server ?? "default"
     }
 
-    private func noteOutage(_ reason: String) {
-        if !outageLogged {
-            logger.warning("sound server unavailable; retrying", metadata: [
-                "server": "\(server ?? "default")", "reason": "\(reason)",
-            ])
-            outageLogged = true
-        } else {
-            logger.trace("sound server still unavailable", metadata: ["reason": "\(reason)"])
+    /// An attempt failed with libpulse's `error`: for a local socket that libpulse only says
+    /// refused, the socket is asked why.
+    private func attemptFailed(explaining error: PulseError) {
+        let refused = error.code == Int32(PA_ERR_CONNECTIONREFUSED.rawValue)
+        let socket = refused ? address.socketPath.map(SoundServerFailure.SocketState.probe) : nil
+        noteFailure(SoundServerFailure(code: error.code, socket: socket))
+    }
+
+    /// Logged at warning level when the reason is new (the first failure, or another than the
+    /// last one), else at trace: a server that stays away, tried every 150 ms, is one line.
+    private func noteFailure(_ reason: SoundServerFailure) {
+        outageLogged = true
+        attemptUnderWay = false
+        defer { onEvent(.attemptFailed) }
+        guard reason != failure else {
+            logger.trace("sound server still unreachable", metadata: ["reason": "\(reason)"])
+            return
         }
+        failure = reason
+        let wording = everConnected ? "the sound server is still unreachable at" : "no sound server reachable at"
+        logger.warning("\(wording) \(address) (\(reason)); trying again", metadata: [
+            "server": "\(address)", "reason": "\(reason)",
+        ])
     }
 
     private func scheduleReconnect() {

@@ -8,14 +8,55 @@ public struct PlaybackProgress: Sendable, Equatable {
     /// `end()` was called and every appended frame has been played: the track is over. (A track
     /// held before its end is not finished, however long it stands at the hold.)
     public var isFinished: Bool
-    /// True while the output has a working connection to the sound server.
-    public var isConnected: Bool
+    /// Where the output stands with its sound server.
+    public var connection: Connection
 
-    public init(playedFrames: Int, appendedFrames: Int, isFinished: Bool, isConnected: Bool) {
+    /// Where an output stands with its sound server, as far as an item cares.
+    public enum Connection: Sendable, Equatable {
+        case connected
+        /// Down for now: the first attempt is under way, or the server went away and the output
+        /// reconnects. An item waits for it, up to its grace.
+        case reconnecting
+        /// No sound server has been reached since the output began and the last attempt failed,
+        /// for the reason given: nothing is worth waiting for.
+        case unreachable(SpeechError)
+    }
+
+    /// True while the output has a working connection to the sound server.
+    public var isConnected: Bool { connection == .connected }
+
+    public init(playedFrames: Int, appendedFrames: Int, isFinished: Bool, connection: Connection) {
         self.playedFrames = playedFrames
         self.appendedFrames = appendedFrames
         self.isFinished = isFinished
-        self.isConnected = isConnected
+        self.connection = connection
+    }
+}
+
+/// Where an output stands with its sound server, as a person is told it (`status`).
+public struct SoundServerStatus: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable, CaseIterable {
+        /// Connected: what is played is heard.
+        case connected
+        /// Trying: the first attempt is under way, or the server went away and the output reconnects.
+        case connecting
+        /// Not reached since the output began: the last attempt failed (`reason` says why), and
+        /// the output tries again.
+        case unreachable
+    }
+
+    /// The server the output connects or tries to, as a libpulse server string
+    /// (`unix:/run/user/1000/pulse/native`), and where it came from when not configured.
+    public var server: String
+    public var state: State
+    /// Why the output is not connected, in a few words (`no such socket`, `refused`, …); nil when
+    /// connected.
+    public var reason: String?
+
+    public init(server: String, state: State, reason: String? = nil) {
+        self.server = server
+        self.state = state
+        self.reason = reason
     }
 }
 
@@ -52,7 +93,8 @@ public struct PlaybackTrack: Sendable {
 /// buffer small (about 20-50 ms) so that pause and cancel are heard within milliseconds.
 /// While no track plays, the output keeps the server idle (stream corked).
 /// If the server goes away the output reconnects on its own and carries on with the track from
-/// the first frame the server had not yet been given; `progress().isConnected` says when it is down.
+/// the first frame the server had not yet been given; `progress().connection` says when it is down,
+/// and whether a server was ever reached at all.
 ///
 /// Every call but `begin` names its track, and is ignored unless that track is the current one.
 public protocol AudioOutput: Sendable {
@@ -74,4 +116,6 @@ public protocol AudioOutput: Sendable {
     func cancel(_ track: TrackID) async
     /// Where the track stands now; `nil` when it is not the current track any more.
     func progress(of track: TrackID) async -> PlaybackProgress?
+    /// Where the output stands with its sound server.
+    func serverStatus() async -> SoundServerStatus
 }

@@ -108,7 +108,7 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
     public private(set) var synthesisEnded = false
     public private(set) var pause = Pause.none
     /// What the output last said.
-    public private(set) var progress = PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, isConnected: true)
+    public private(set) var progress = PlaybackProgress(playedFrames: 0, appendedFrames: 0, isFinished: false, connection: .connected)
     /// Set once the item is over; every later input is ignored.
     public private(set) var outcome: SpeechQueue.PlaybackOutcome?
     /// Whether `.audible` was reported.
@@ -219,7 +219,8 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// Audio that should be playing and is not moving means something below us is stuck: the item
     /// fails rather than leave the whole queue silent behind it. A sound server gone for longer
-    /// than the grace fails it too. Returns the failure, or arms the one deadline in force.
+    /// than the grace fails it too, and one that was never reached fails it at once: nothing is
+    /// coming to wait for. Returns the failure, or arms the one deadline in force.
     private mutating func watchdog(now: Instant, commands: inout [Command]) -> SpeechError? {
         // What the server may hold is not known played until a report says so, and none comes while
         // nothing plays: an item waiting for its next audio stands a few milliseconds short of what
@@ -227,7 +228,9 @@ public struct PlaybackState<Instant: InstantProtocol>: Sendable where Instant.Du
         let waiting = appendedFrames - progress.playedFrames
         let shouldMove = !pause.isInForce && (waiting > limits.serverBufferFrames || synthesisEnded)
         let wanted: Watch?
-        if !progress.isConnected {
+        if case .unreachable(let error) = progress.connection {
+            return error
+        } else if !progress.isConnected {
             if case .outage = watch { wanted = watch } else { wanted = .outage(until: now.advanced(by: limits.reconnectGrace)) }
         } else if shouldMove {
             if case .stall(progress.playedFrames, _) = watch { wanted = watch } else {

@@ -138,16 +138,19 @@ public struct SpeechRequest: Sendable, Equatable {
     }
 }
 
-/// What `status` reports: the queue's state, what speaks and what waits.
+/// What `status` reports: the queue's state, what speaks and what waits, and where the sound
+/// server stands (nil where no output was asked: the queue alone).
 public struct SpeechStatus: Sendable, Equatable {
     public var state: SpeechQueue.State
     public var current: SpeechItem?
     public var pending: [SpeechItem]
+    public var audio: SoundServerStatus?
 
-    public init(state: SpeechQueue.State, current: SpeechItem?, pending: [SpeechItem]) {
+    public init(state: SpeechQueue.State, current: SpeechItem?, pending: [SpeechItem], audio: SoundServerStatus? = nil) {
         self.state = state
         self.current = current
         self.pending = pending
+        self.audio = audio
     }
 }
 

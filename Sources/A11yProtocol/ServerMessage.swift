@@ -41,12 +41,39 @@ public enum ServerMessage: Sendable, Equatable {
         public var state: SpeechQueue.State
         public var current: ItemSummary?
         public var queue: [ItemSummary]
+        /// Where the sound server stands: "why is there no sound" has one answer.
+        public var audio: AudioStatus?
 
         public init(_ status: SpeechStatus) {
             version = 1
             state = status.state
             current = status.current.map(ItemSummary.init)
             queue = status.pending.map(ItemSummary.init)
+            audio = status.audio.map(AudioStatus.init)
+        }
+    }
+
+    /// `status`'s `audio`: the server a11yd plays to or tries, `connected`, `connecting` or
+    /// `unreachable`, and why when not connected. The state is kept as a string, so that a newer
+    /// daemon's still reads.
+    public struct AudioStatus: Sendable, Equatable, Codable {
+        public var server: String
+        public var state: String
+        public var reason: String?
+
+        public init(_ status: SoundServerStatus) {
+            server = status.server
+            state = status.state.rawValue
+            reason = status.reason
+        }
+
+        /// One line for a person: "connected to unix:/run/user/1000/pulse/native".
+        public var sentence: String {
+            switch state {
+            case SoundServerStatus.State.connected.rawValue: "connected to \(server)"
+            case SoundServerStatus.State.unreachable.rawValue: "no sound server reachable at \(server)" + (reason.map { " (\($0))" } ?? "")
+            default: "\(state) to \(server)" + (reason.map { " (last attempt: \($0))" } ?? "")
+            }
         }
     }
 

@@ -5,12 +5,15 @@ import SystemPackage
 import Glibc
 #endif
 
-/// A blocking connect to see whether a Unix socket accepts, and why not.
+/// A connect to see whether a Unix socket accepts, and why not.
 public enum SocketProbe {
     /// Nil when `path` accepts a connection (closed at once), else why not: connect(2)'s errno.
-    public static func connectError(path: String) -> Errno? {
+    /// Not `blocking`, a listener whose queue is full answers `.resourceTemporarilyUnavailable`
+    /// at once instead of holding the caller until it accepts.
+    public static func connectError(path: String, blocking: Bool = true) -> Errno? {
         guard let address = UnixSocketAddress(path: path) else { return .fileNameTooLong }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (blocking ? 0 : Int32(SOCK_NONBLOCK.rawValue))
+        let descriptor = socket(AF_UNIX, flags, 0)
         guard descriptor >= 0 else { return SystemCall.lastError }
         defer { close(descriptor) }
         let result = address.withSockaddr { connect(descriptor, $0, $1) }

@@ -146,6 +146,7 @@ extension Invocation {
             print("state: \(status.state.wireName)")
             if let current = status.current { print("speaking: #\(current.utterance) \(current.kind.wireName) \(current.priority.wireName): \(current.text)") }
             for item in status.queue { print("queued: #\(item.utterance) \(item.kind.wireName) \(item.priority.wireName): \(item.text)") }
+            if let audio = status.audio { print("audio: \(audio.sentence)") }
         case .voices(let voices):
             for voice in voices {
                 let columns = [voice.identifier, voice.engine, voice.languages.joined(separator: ","), voice.quality ?? "-", voice.name]

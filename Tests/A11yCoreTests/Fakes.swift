@@ -67,14 +67,14 @@ final class FakeOutput: AudioOutput {
         var hold: Int?
         var tracks = 0
         var cancels = 0
-        var connected = true
+        var connection = PlaybackProgress.Connection.connected
         var log: [String] = []
 
         var progress: PlaybackProgress {
             PlaybackProgress(
                 playedFrames: played, appendedFrames: appended,
                 isFinished: ended && played >= appended,
-                isConnected: connected)
+                connection: connection)
         }
     }
     let state: Mutex<State>
@@ -107,7 +107,7 @@ final class FakeOutput: AudioOutput {
             $0.updates?.finish()
             let track = TrackID(rawValue: $0.track.rawValue + 1)
             $0 = State(
-                track: track, updates: updates, tracks: $0.tracks + 1, cancels: $0.cancels, connected: $0.connected,
+                track: track, updates: updates, tracks: $0.tracks + 1, cancels: $0.cancels, connection: $0.connection,
                 log: $0.log + ["begin"])
             return track
         }
@@ -150,7 +150,10 @@ final class FakeOutput: AudioOutput {
     }
 
     /// The sound server goes away or comes back.
-    func setConnected(_ connected: Bool) { change { $0.connected = connected } }
+    func setConnected(_ connected: Bool) { change { $0.connection = connected ? .connected : .reconnecting } }
+    func serverStatus() async -> SoundServerStatus {
+        SoundServerStatus(server: "fake", state: state.withLock { $0.connection } == .connected ? .connected : .connecting)
+    }
 }
 
 /// A clock whose sleeps return at once (after letting other tasks run): no real waiting in tests.
@@ -242,6 +245,7 @@ final class GatedOutput: AudioOutput {
         if gatesProgress.withLock({ $0 }) { await passGate() }
         return await fake.progress(of: track)
     }
+    func serverStatus() async -> SoundServerStatus { await fake.serverStatus() }
 
     private func passGate() async {
         await withCheckedContinuation { call in

@@ -14,7 +14,11 @@ import Testing
     func at(_ seconds: Double) -> Instant { Instant(offset: .milliseconds(Int(seconds * 1000))) }
 
     func progress(played: Int, appended: Int, finished: Bool = false, connected: Bool = true) -> State.Input {
-        .progress(PlaybackProgress(playedFrames: played, appendedFrames: appended, isFinished: finished, isConnected: connected))
+        progress(played: played, appended: appended, finished: finished, connection: connected ? .connected : .reconnecting)
+    }
+
+    func progress(played: Int, appended: Int, finished: Bool = false, connection: PlaybackProgress.Connection) -> State.Input {
+        .progress(PlaybackProgress(playedFrames: played, appendedFrames: appended, isFinished: finished, connection: connection))
     }
 
     func word(_ frame: Int, _ start: Int) -> WordMark { WordMark(frame: frame, start: start, length: 1) }
@@ -168,6 +172,37 @@ import Testing
         #expect(error.message.contains("sound server"))
     }
 
+    /// No server was ever reached and the last attempt said why: the item ends at once with that
+    /// reason, not after the grace meant for a server that went away.
+    @Test func anUnreachableServerFailsTheItemAtOnceWithItsReason() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/run/user/1000/pulse/native (no such socket)")
+        let failed = state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(1))
+        #expect(failed == [.wake(at: nil), .finish(.failed(why))], "the stall deadline given up, the item failed")
+        #expect(state.outcome == .failed(why))
+    }
+
+    /// While the first attempt is under way nothing is known yet: the item waits as for a server
+    /// that went away, and fails at once when the attempt fails.
+    @Test func anItemWaitsForTheFirstAttemptThenFailsWhenItFails() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        #expect(state.handle(progress(played: 0, appended: 1000, connection: .reconnecting), now: Self.t0) == [.wake(at: at(2))])
+        let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/x (refused)")
+        #expect(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(0.5))
+            == [.wake(at: nil), .finish(.failed(why))])
+    }
+
+    /// Paused, an item still cannot be played anywhere: it ends too, rather than wait for a resume.
+    @Test func aPausedItemFailsWhenNoServerIsReachable() {
+        var state = State(limits: Self.limits)
+        _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
+        _ = state.handle(.pause(.immediate), now: Self.t0)
+        let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/x (no such socket)")
+        #expect(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(1)).last == .finish(.failed(why)))
+    }
+
     @Test func aServerBackWithinTheGraceGoesOn() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
@@ -315,7 +350,7 @@ struct ModelOutput {
         let atHold = hold.map { played >= $0 } ?? false
         reports.append(PlaybackProgress(
             playedFrames: played, appendedFrames: appended,
-            isFinished: ended && played >= appended || finishedAtHold && atHold, isConnected: true))
+            isFinished: ended && played >= appended || finishedAtHold && atHold, connection: .connected))
     }
 
     mutating func nextReport(newest: Bool) -> PlaybackProgress? {

@@ -45,25 +45,41 @@ import Testing
         await daemon.shutDown()
     }
 
+    /// No server when the daemon starts: a post ends at once (not after the grace meant for a
+    /// server that went away) with an error that names the server and why, `status` and a11ysay
+    /// say the same; then the server appears and speech follows.
     @Test(arguments: SoundServerKind.allCases)
     func speechFollowsWhenTheServerAppearsAfterTheDaemon(_ server: SoundServerKind) async throws {
         let daemon = try await DaemonHarness(soundServer: server, soundServerRunning: false)
         let client = try await daemon.client()
-        // Nobody to play to for longer than the grace: the post ends, with an error that says so.
+        let why = "no sound server reachable at \(daemon.pulse.serverAddress) (no such socket)"
+        let posted = ContinuousClock.now
         let unheard = try await client.post(.say("personne n'écoute"))
         let failed = try await client.finished(unheard, timeout: .seconds(10))
+        let waited = ContinuousClock.now - posted
         #expect(failed.reason == .error, "\(failed.reason.map(\.wireName) ?? "no reason")")
-        #expect(failed.message?.contains("sound server") == true, "\(failed.message ?? "no message")")
-        // A post made while there is still no server, then the server appears: it is heard.
-        let waiting = try await client.post(.say(longSentence))
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(failed.message == why, "\(failed.message ?? "no message")")
+        #expect(waited < .seconds(2), "ended as soon as known, not after the 3 s grace: \(waited)")
+
+        let tag = RequestID.string(UUID().uuidString)
+        try await client.send(RequestLine(.status, id: tag))
+        let message = try await client.waitFor("status") { $0.id == tag }
+        guard case .reply(.status(let status), _) = message else { throw TestFailure("not a status: \(message)") }
+        let unreachable = SoundServerStatus(server: daemon.pulse.serverAddress, state: .unreachable, reason: "no such socket")
+        #expect(status.audio == ServerMessage.AudioStatus(unreachable), "\(status)")
+        let said = try await CommandLineTests().run(["--wait", "bonjour"], socket: daemon.socketPath)
+        #expect(said.status == 2 && said.err.contains(why), "\(said)")
+        let told = try await CommandLineTests().run(["--status"], socket: daemon.socketPath)
+        #expect(told.out.contains("audio: \(why)"), "\(told)")
+
         try daemon.pulse.start()
         let recorder = try daemon.recorder()
-        try await waitUntilHeard(recorder, "#\(waiting), posted before the server appeared")
         let next = try await client.post(.say("le serveur de son est arrivé"))
         #expect(try await client.finished(next).reason == .spoken)
-        try await expectExactlyOneFinished([unheard, waiting, next], client)
-        #expect(try await client.finished(waiting).reason == .interrupted)
+        try await waitUntilHeard(recorder, "#\(next), posted once the server appeared")
+        let connected = try await CommandLineTests().run(["--status"], socket: daemon.socketPath)
+        #expect(connected.out.contains("audio: connected to "), "\(connected)")
+        try await expectExactlyOneFinished([unheard, next], client)
         await daemon.shutDown()
     }
 

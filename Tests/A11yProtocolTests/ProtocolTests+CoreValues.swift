@@ -143,6 +143,18 @@ extension ProtocolTests {
         try expectLine(.reply(.status(ServerMessage.Status(status)), to: nil), line)
     }
 
+    /// `status` says where the sound server stands, and a client reads it back, reason and all.
+    @Test func statusSaysWhereTheSoundServerStands() throws {
+        let unreachable = SoundServerStatus(server: "unix:/run/user/1000/pulse/native", state: .unreachable, reason: "no such socket")
+        let status = SpeechStatus(state: .idle, current: nil, pending: [], audio: unreachable)
+        let line = #"{"audio":{"reason":"no such socket","server":"unix:/run/user/1000/pulse/native","state":"unreachable"},"ok":true,"queue":[],"state":"idle","version":1}"#
+        try expectLine(.reply(.status(ServerMessage.Status(status)), to: nil), line)
+        let audio = try #require(ServerMessage.Status(status).audio)
+        #expect(audio.sentence == "no sound server reachable at unix:/run/user/1000/pulse/native (no such socket)")
+        let connected = ServerMessage.AudioStatus(SoundServerStatus(server: "/run/user/1000/pulse/native", state: .connected))
+        #expect(connected.sentence == "connected to /run/user/1000/pulse/native")
+    }
+
     /// A value the wire form does not have is refused with the sentence clients have always been
     /// sent (they may show it): the field's path, and for an unknown name the type and the name.
     @Test(arguments: [

@@ -15,6 +15,7 @@ public final class SpeechService: SpeechControl, Service {
     private let coordinator: SpeechCoordinator
     private let planner: UtterancePlanner
     private let engine: any SpeechEngine
+    private let output: any AudioOutput
     private let pronouncer: Pronouncer
     private let fanOut = EventFanOut()
     private let logger: Logger
@@ -33,6 +34,7 @@ public final class SpeechService: SpeechControl, Service {
             engine: engine, pronouncer: pronouncer, lexicon: lexicon, configuration: configuration,
             environment: environment, logger: logger)
         self.engine = engine
+        self.output = output
         self.pronouncer = pronouncer
         self.logger = logger
         self.byteLimit = configuration.queueMaxBytes
@@ -107,7 +109,9 @@ public final class SpeechService: SpeechControl, Service {
     }
 
     public func status() async -> SpeechStatus {
-        await coordinator.status()
+        var status = await coordinator.status()
+        status.audio = await output.serverStatus()
+        return status
     }
 
     public func voices() async -> [VoiceInfo] {

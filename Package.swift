@@ -261,7 +261,8 @@ let package = Package(
         .testTarget(
             name: "A11yEngineWorkerTests",
             dependencies: [
-                "A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore", "A11ySystem",
+                "A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore", "A11ySystem", "A11yTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -201,7 +201,7 @@ public enum EngineWorkerProcess {
         }
     }
 
-    /// a11yd's stderr, for `report`.
+    /// The pipe a11yd reads into its log (its descriptor 2, moved here), for `report`.
     static let diagnostics: Int32 = 3
 
     static func report(_ text: String) {

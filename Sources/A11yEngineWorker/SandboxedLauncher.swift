@@ -19,7 +19,8 @@ public enum SandboxedLauncher {
     public static let protectionVariable = "A11YD_WORKER_PROTECTION"
 
     public static func run(program: String, arguments: [String], readable: [String]) -> Never {
-        // Nothing a11yd had open is the worker's: the channel is 0, stdout 1, a11yd's log 2.
+        // Nothing a11yd had open is the worker's: the channel is 0, stdout 1, and 2 the pipe a11yd
+        // reads into its log (`WorkerStderrReader`).
         a11y_close_from(3)
         _ = a11y_die_with_parent()
         var summary: [String] = []

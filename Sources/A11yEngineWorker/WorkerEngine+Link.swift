@@ -215,7 +215,9 @@ extension WorkerEngine {
 
     /// Starts a worker and waits (at most `launch.readyLimit`) for its `ready`; logs what protects it.
     static func startWorker(_ launch: WorkerLaunch, logger: Logger) throws(WorkerFailure) -> (WorkerProcess, Int) {
-        let worker = try WorkerProcess.start(executable: launch.executable, arguments: launch.arguments, environment: launch.environment)
+        let worker = try WorkerProcess.start(
+            executable: launch.executable, arguments: launch.arguments, environment: launch.environment, engine: launch.engine.rawValue,
+            logger: logger)
         switch worker.receive(timeout: launch.readyLimit) {
         case .message(.ready(let sampleRate, let protection)):
             let level: Logger.Level = protection.contains("no ") ? .notice : .info

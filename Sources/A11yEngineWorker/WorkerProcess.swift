@@ -2,6 +2,7 @@
 import A11ySystem
 import CSeccomp
 import Glibc
+import Logging
 import Synchronization
 import SystemPackage
 
@@ -20,32 +21,58 @@ final class WorkerProcess: Sendable {
     /// class `Sendable` without claiming more than that.
     private let decoder = Mutex(WorkerFrameDecoder())
 
-    private init(pid: pid_t, descriptor: Int32) {
+    /// What reads the worker's stderr into a11yd's log.
+    private let stderr: WorkerStderrReader
+
+    private init(pid: pid_t, descriptor: Int32, stderr: WorkerStderrReader) {
         self.pid = pid
         self.descriptor = descriptor
+        self.stderr = stderr
     }
 
     /// Starts `executable arguments` with one end of a new socket pair as its descriptor 0, stdout
-    /// on /dev/null and a11yd's stderr. The Swift runtime's crash backtracer is off in the worker:
+    /// on /dev/null, and stderr on a pipe whose lines `WorkerStderrReader` logs through `logger`
+    /// as a11yd's own, naming `engine`. The Swift runtime's crash backtracer is off in the worker:
     /// it would try to exec a program, which the sandbox forbids, and a crash must end quickly.
     /// `environment`: the little else the worker is given (where eSpeak's data is).
-    static func start(executable: String, arguments: [String], environment: [String: String] = [:]) throws(WorkerFailure) -> WorkerProcess {
+    static func start(
+        executable: String, arguments: [String], environment: [String: String] = [:], engine: String = "engine",
+        logger: Logger = Logger(label: "a11yd")
+    ) throws(WorkerFailure) -> WorkerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw WorkerFailure("socketpair: \(SystemCall.lastError.description)")
         }
         defer { close(pair[1]) }
+        // Close-on-exec: the worker gets the write end as its descriptor 2 only (posix_spawn's dup2
+        // clears the flag there), no other program a11yd starts meanwhile gets either end, and the
+        // pipe ends when the worker does.
+        var pipe: [Int32] = [-1, -1]
+        guard a11y_pipe_cloexec(&pipe) == 0 else {
+            close(pair[0])
+            throw WorkerFailure("pipe2: \(SystemCall.lastError.description)")
+        }
+        let pid: pid_t
         do {
+            defer { close(pipe[1]) }
             // argv[0] "a11yd": what ps shows, rather than the path it was started by.
-            let pid = try Spawn.start(
+            pid = try Spawn.start(
                 executable, arguments, argv0: "a11yd",
                 environment: environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { _, backtrace in backtrace },
-                stdin: .descriptor(pair[1]), stdout: .devNull, stderr: .inherited, defaultSignals: true)
-            return WorkerProcess(pid: pid, descriptor: pair[0])
+                stdin: .descriptor(pair[1]), stdout: .devNull, stderr: .descriptor(pipe[1]), defaultSignals: true)
         } catch {
             close(pair[0])
+            close(pipe[0])
             throw WorkerFailure(error.description)
         }
+        guard let reader = WorkerStderrReader.start(descriptor: pipe[0], engine: engine, pid: pid, logger: logger) else {
+            close(pair[0])
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            throw WorkerFailure("no thread could be started to read its stderr")
+        }
+        return WorkerProcess(pid: pid, descriptor: pair[0], stderr: reader)
     }
 
     /// Why a message could not be sent.
@@ -196,10 +223,16 @@ final class WorkerProcess: Sendable {
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return "its end is unknown (waitpid: \(SystemCall.lastError.description))" }
         }
+        // What it wrote last (a traceback) is logged before how it ended, and its pipe is closed
+        // when this returns. Bounded: something the worker started could hold its stderr open.
+        _ = stderr.waitForTheEnd(limit: Self.stderrEndLimit)
         let signal = status & 0x7f
         if signal == 0 { return "it exited with status \((status >> 8) & 0xff)" }
         return "it was killed by signal \(signal) (\(Self.signalName(signal)))"
     }
+
+    /// How long `reap` waits for the end of the worker's stderr once the worker is gone.
+    static let stderrEndLimit = Duration.seconds(1)
 
     static func signalName(_ signal: Int32) -> String {
         switch signal {

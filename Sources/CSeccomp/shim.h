@@ -2,6 +2,7 @@
 // libseccomp (Debian's libseccomp-dev) for the engine worker's system-call filter, and the few
 // process calls Swift cannot make itself (variadic prctl, closefrom hidden behind _GNU_SOURCE).
 #include <seccomp.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -39,4 +40,11 @@ static inline int a11y_seccomp_set_no_new_privs(void) {
 // started as /proc/self/exe would otherwise be called "exe".
 static inline int a11y_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+// A pipe whose both ends are close-on-exec from the start (pipe2, declared only with _GNU_SOURCE):
+// no program another thread starts meanwhile inherits it.
+extern int pipe2(int fds[2], int flags);
+static inline int a11y_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }

@@ -74,9 +74,11 @@ public enum SandboxedLauncher {
 /// too many different calls for a list of allowed ones to be kept honestly). Installed before exec
 /// (which it must allow once; Landlock then allows only the interpreter).
 enum ProcessFilter {
-    /// Refused whatever their arguments.
+    /// Refused whatever their arguments. io_uring too: its requests make and connect sockets
+    /// (IORING_OP_SOCKET, IORING_OP_CONNECT) without the system calls refused here.
     static let refused = [
         "socketpair", "bind", "listen", "accept", "accept4", "connect", "fork", "vfork", "ptrace",
+        "io_uring_setup", "io_uring_enter", "io_uring_register",
         "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root", "chroot", "init_module",
         "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf", "perf_event_open",
         "keyctl", "add_key", "request_key", "userfaultfd", "unshare", "setns", "reboot", "swapon", "swapoff",

@@ -22,6 +22,14 @@ import Testing
         import socket
         attempt("inet-socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
         attempt("unix-socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+        attempt("inet6-socket", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        def uring():  # io_uring_setup(8, params): a ring, whose requests could make sockets
+            descriptor = libc.syscall(425, 8, ctypes.create_string_buffer(120))
+            if descriptor < 0:
+                raise OSError(ctypes.get_errno(), "io_uring_setup")
+        attempt("io-uring", uring)
         attempt("fork", os.fork)
         attempt("write-file", lambda: open(sys.argv[1], "w"))
         attempt("read-outside", lambda: open("/etc/passwd").read())
@@ -49,7 +57,7 @@ import Testing
         let lines = Set(result.stdout.split(separator: "\n").map(String.init))
         #expect(lines.contains { $0.hasPrefix("protection landlock (ABI") && $0.contains("seccomp") && $0.hasSuffix("no_new_privs") }, "\(lines)")
         for line in [
-            "inet-socket refused 1", "unix-socket refused 1", "fork refused 1", "write-file refused 13", "read-outside refused 13",
+            "inet-socket refused 1", "unix-socket refused 1", "inet6-socket refused 1", "io-uring refused 1", "fork refused 1", "write-file refused 13", "read-outside refused 13",
             "exec refused 13", "thread works", "synthesis works",
         ] {
             #expect(lines.contains(line), "\(line): \(result.stdout)")

@@ -22,9 +22,12 @@ extension Daemon {
         public let output: PulseOutput
         /// The front ends, config reload, heap trim, idle exit and speech, speech last.
         public let group: ServiceGroupConfiguration
+        let espeak: WorkerEngine
+        let piper: PiperStarter
+
         /// The engines' supervisors, for a daemon inside a test process to end their workers (a11yd's
-        /// die with it).
-        public let workerEngines: [WorkerEngine]
+        /// die with it): eSpeak's, and Piper's if its runtime was found, at start or at a reload.
+        public var workerEngines: [WorkerEngine] { [espeak] + piper.engines }
     }
 
     /// Builds every service of the daemon from `configuration` (read from `configPath`, beside
@@ -33,7 +36,7 @@ extension Daemon {
     public func services(
         configuration: DaemonConfiguration, configPath: String, idleExitClock: any Clock<Duration> = ContinuousClock()
     ) async throws -> Services {
-        let (engine, workerEngines) = try await speechEngine(configuration: configuration)
+        let (engine, espeak, piper) = try await speechEngine(configuration: configuration)
         await ConfigReloadService.reloadVoices(engine, configuration: configuration, environment: options.environment, logger: logger)
         // The user's pronunciations live beside the configuration file: lexicon.pls and lexicons/*.pls.
         let lexicon = LexiconStore(location: .init(configurationDirectory: FilePath(configPath).folder.string))
@@ -94,33 +97,27 @@ extension Daemon {
         // the daemon up: once every item got its `finished`, cancel what is still waiting on a
         // connection. Well inside the unit's TimeoutStopSec=10.
         groupConfiguration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
-        return Services(speech: speech, engines: engine, output: output, group: groupConfiguration, workerEngines: workerEngines)
+        return Services(speech: speech, engines: engine, output: output, group: groupConfiguration, espeak: espeak, piper: piper)
     }
 
-    /// eSpeak-NG, and Piper beside it when `make voices` installed its runtime: its worker starts
-    /// with the first Piper item, or at once if a language's configured voice is Piper's. Voices are
-    /// found by `ConfigReloadService.reloadVoices`, at start and on SIGHUP. eSpeak speaks in its
-    /// sandboxed worker, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can start: `WorkerEngine.start`
+    /// eSpeak-NG, and Piper beside it when its runtime is installed (`a11yd-install-voices`, `make
+    /// voices`), now or later (found at a reload): its worker starts with the first Piper item, or at
+    /// once if a language's configured voice is Piper's. Voices are found by
+    /// `ConfigReloadService.reloadVoices`, at start and on SIGHUP. eSpeak speaks in its sandboxed
+    /// worker, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can start: `WorkerEngine.start`
     /// decides, and the log says what protection is missing.
-    func speechEngine(configuration: DaemonConfiguration) async throws -> (EngineRouter, [WorkerEngine]) {
+    func speechEngine(configuration: DaemonConfiguration) async throws -> (EngineRouter, WorkerEngine, PiperStarter) {
         let espeak: WorkerEngine
         do {
             espeak = try await WorkerEngine.start(.espeak(environment: options.environment), logger: logger)
         } catch {
             throw DaemonError.engineUnavailable("\(error)")
         }
-        guard let runtime = PiperRuntime.find(environment: options.environment) else {
-            return (EngineRouter(espeak: espeak, piper: nil, piperVoices: []), [espeak])
-        }
+        let starter = PiperStarter(
+            environment: options.environment, format: espeak.format, idleSeconds: configuration.piperIdleSeconds, logger: logger)
         let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
             .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
-        let idle = configuration.piperIdleSeconds
-        let launch = runtime.launch(
-            sampleRate: espeak.format.sampleRate, voiceFolders: PiperVoices.folders(environment: options.environment),
-            preload: preload, idleLimit: idle == 0 ? nil : .seconds(idle), environment: options.environment,
-            launcher: options.environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe")
-        let piper = try WorkerEngine(launch: launch, format: espeak.format, voices: [], startNow: preload != nil, logger: logger)
-        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python.string)"])
-        return (EngineRouter(espeak: espeak, piper: piper, piperVoices: []), [espeak, piper])
+        let piper = starter.engine(preload: preload)
+        return (EngineRouter(espeak: espeak, piper: piper, piperVoices: [], piperSource: starter), espeak, starter)
     }
 }

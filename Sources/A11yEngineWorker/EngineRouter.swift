@@ -13,8 +13,10 @@ import Synchronization
 /// on: Piper reads IPA, which a11yd gets from eSpeak for a segment of eSpeak mnemonics.
 public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public let espeak: any SpeechEngine & PronunciationEngine
-    /// nil when no Piper runtime is installed.
-    private let piper: (any SpeechEngine)?
+    /// nil while no Piper runtime is installed.
+    private let piper: Mutex<(any SpeechEngine)?>
+    /// Where a Piper engine comes from once its runtime is installed (a reload after the install).
+    private let piperSource: (any PiperSource)?
     /// Piper's voices, including those that cannot speak (`VoiceInfo.problem`): found again on reload.
     private let piperVoices: Mutex<[PiperVoice]>
     /// The configured voice per language (`[voices]`), tried before eSpeak's own choice.
@@ -25,21 +27,27 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public var format: AudioFormat { espeak.format }
 
     /// `memory` bounds what is kept of short utterances said (nil: `SpeechMemory.Limits.standard`).
+    /// Without `piper`, `piperSource` is asked for one at each reload.
     public init(
         espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice],
-        memory: SpeechMemory.Limits? = nil
+        piperSource: (any PiperSource)? = nil, memory: SpeechMemory.Limits? = nil
     ) {
         self.espeak = espeak
-        self.piper = piper
+        self.piper = Mutex(piper)
+        self.piperSource = piperSource
         self.piperVoices = Mutex(piperVoices)
         self.configured = Mutex(VoiceCatalog([]))
         self.memory = Mutex(SpeechMemory(limits: memory ?? .standard(sampleRate: espeak.format.sampleRate)))
     }
 
     /// The Piper voices found now (on SIGHUP: a voice the user dropped in a folder speaks without a
-    /// restart), and the configured voice per language checked against them. Returns what the log
-    /// should say of the defaults that name no voice that can speak.
+    /// restart), the Piper engine if its runtime was installed since, and the configured voice per
+    /// language checked against them. Returns what the log should say of the defaults that name no
+    /// voice that can speak.
     public func reload(piperVoices found: [PiperVoice], defaults: [(language: String, voice: String)]) async -> [(language: String, voice: String)] {
+        if piper.withLock({ $0 == nil }), let started = piperSource?.startEngine() {
+            piper.withLock { $0 = $0 ?? started }
+        }
         piperVoices.withLock { $0 = found }
         // A model may have been replaced under its old name.
         memory.withLock { $0.forgetAll() }
@@ -71,12 +79,23 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     // MARK: - SpeechEngine
 
     public func voices() async -> [VoiceInfo] {
-        await espeak.voices() + piperVoices.withLock { $0.map(\.info) }.map { voice in
-            guard piper == nil, voice.problem == nil else { return voice }
+        let runtimeProblem = piperRuntimeProblem
+        return await espeak.voices() + piperVoices.withLock { $0.map(\.info) }.map { voice in
+            guard let runtimeProblem, voice.problem == nil else { return voice }
             var unavailable = voice
-            unavailable.problem = "the Piper runtime is not installed (make voices)"
+            unavailable.problem = runtimeProblem
             return unavailable
         }
+    }
+
+    /// Why no Piper voice can speak for want of its runtime, in words that stay true: not installed,
+    /// or installed since a11yd started and waiting for a reload. Nil with the runtime in use.
+    var piperRuntimeProblem: String? {
+        guard piper.withLock({ $0 == nil }) else { return nil }
+        if piperSource?.runtimeIsInstalled == true {
+            return "the Piper runtime was installed after a11yd started: reload a11yd (systemctl --user reload a11yd, or pkill -HUP -x a11yd)"
+        }
+        return "the Piper runtime is not installed (a11yd-install-voices)"
     }
 
     public func resolveVoice(language: String) async throws -> String {
@@ -115,8 +134,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
                     case .espeak:
                         engine = espeak
                     case .piper:
-                        guard let piper else {
-                            throw SpeechError(.engineFailed, "a Piper voice was asked for, but the Piper runtime is not installed (make voices)")
+                        guard let piper = self.piper.withLock({ $0 }) else {
+                            throw SpeechError(.engineFailed, "a Piper voice cannot speak: \(self.piperRuntimeProblem ?? "no engine")")
                         }
                         engine = piper
                     }
@@ -292,4 +311,13 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public func ipa(ofLetter character: String, voice: String) async throws -> String {
         try await espeak.ipa(ofLetter: character, voice: espeakVoice(for: voice))
     }
+}
+
+/// Where a Piper engine comes from when its runtime is installed while a11yd runs.
+public protocol PiperSource: Sendable {
+    /// Whether a Piper runtime is installed now.
+    var runtimeIsInstalled: Bool { get }
+    /// The engine of the runtime installed now, made (its worker starts with its first item); nil
+    /// when none is installed, or it could not be made (said in the log).
+    func startEngine() -> (any SpeechEngine)?
 }

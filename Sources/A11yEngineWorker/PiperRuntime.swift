@@ -19,6 +19,14 @@ public struct PiperRuntime: Sendable, Equatable {
         SandboxedLauncher.realPath(python) ?? python
     }
 
+    /// The interpreter a runtime installed while a11yd runs will execute: the one
+    /// `a11yd-install-voices` makes its venv with, `/usr/bin/python3`, as the kernel executes it.
+    /// a11yd lets itself execute it from the start, so that a reload takes such a runtime up
+    /// (Landlock's rules cannot be widened afterwards). Nil where there is none.
+    public static var installerInterpreter: FilePath? {
+        SandboxedLauncher.realPath(FilePath("/usr/bin/python3"))
+    }
+
     public static func find(environment: [String: String]) -> PiperRuntime? {
         let folders: [FilePath]
         if let folder = environment[folderSwitch], !folder.isEmpty {

@@ -167,7 +167,36 @@ import Testing
         #expect(voices[3].problem == "fr_FR-broken.onnx.json cannot be read")
         // Without the runtime, every Piper voice says why it cannot speak.
         let alone = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: nil, piperVoices: [Self.joe])
-        #expect(await alone.voices().first?.problem == "the Piper runtime is not installed (make voices)")
+        #expect(await alone.voices().first?.problem == "the Piper runtime is not installed (a11yd-install-voices)")
+    }
+
+    /// A runtime that can be installed while a11yd runs, as a test says.
+    final class LateRuntime: PiperSource {
+        let installed = Mutex(false)
+        let engine: Recording
+        init(engine: Recording) { self.engine = engine }
+        var runtimeIsInstalled: Bool { installed.withLock { $0 } }
+        func startEngine() -> (any SpeechEngine)? { installed.withLock { $0 } ? engine : nil }
+    }
+
+    /// The runtime installed after a11yd started: until a reload the voice says so (never "not
+    /// installed"), and the reload takes it up, no restart.
+    @Test func aRuntimeInstalledWhileRunningIsTakenUpAtTheReload() async throws {
+        let piper = Recording(tag: 2, samples: 7, voices: [Self.joe.info])
+        let late = LateRuntime(engine: piper)
+        let router = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: nil, piperVoices: [], piperSource: late)
+        _ = await router.reload(piperVoices: [Self.joe], defaults: [])
+        #expect(await router.voices().first?.problem == "the Piper runtime is not installed (a11yd-install-voices)")
+        late.installed.withLock { $0 = true }
+        #expect(await router.voices().first?.problem?.hasPrefix("the Piper runtime was installed after a11yd started: reload a11yd") == true)
+        let utterance = Utterance(segments: [segment("Hello", "piper:en_US-joe-medium", at: 0)], rate: 175, pitch: 50, volume: 100)
+        await #expect(throws: SpeechError.self) { _ = try await collect(router.synthesize(utterance)) }
+
+        let unknown = await router.reload(piperVoices: [Self.joe], defaults: [("en", "piper:en_US-joe-medium")])
+        #expect(unknown.isEmpty, "the configured voice can speak now")
+        #expect(await router.voices().first?.problem == nil)
+        let chunks = try await collect(router.synthesize(utterance))
+        #expect(chunks.flatMap(\.samples).allSatisfy { $0 == 2 } && !chunks.isEmpty, "said by the runtime taken up")
     }
 
     @Test func aConfiguredVoiceSaysItsLanguageAndAnUnknownOneIsLeftToESpeak() async throws {

@@ -40,7 +40,8 @@ final class DaemonHarness {
     private let speechEvents: AsyncStream<ClientEvent>
     private var clients: [TestClient] = []
     /// Ended with the harness: this process outlives them.
-    private let workerEngines: [WorkerEngine]
+    /// eSpeak's and Piper's, Piper's made at start or at a reload.
+    private let workerEngines: () -> [WorkerEngine]
 
     /// Warnings and above, unless `A11YD_TEST_LOG_LEVEL` names another level (`debug`, `trace`): the
     /// daemon's own log, to see why an item ended as it did in a run that failed only under load.
@@ -80,7 +81,7 @@ final class DaemonHarness {
         let services = try await Daemon(options: options, logger: Self.logger)
             .services(configuration: configuration, configPath: lexiconFolder + "/a11yd.toml", idleExitClock: idleExitClock)
         speech = services.speech
-        workerEngines = services.workerEngines
+        workerEngines = { [services] in services.workerEngines }
         if soundServerRunning { try await services.output.waitUntilConnected() }
         speechEvents = speech.events()
         self.services = services.group.services.map(\.service)
@@ -136,7 +137,7 @@ final class DaemonHarness {
         for await _ in speechEvents {}
         for client in clients { await client.close() }
         _ = try? await running.value
-        for engine in workerEngines { engine.shutDown() }
+        for engine in workerEngines() { engine.shutDown() }
     }
 }
 

@@ -35,9 +35,11 @@ public enum SelfRestriction {
         // The one program it may start: itself, as its engine worker (and the dynamic loader that
         // execve runs it with).
         rules += selfExecution.map { Landlock.Rule($0, .execute) }
-        // And the Piper worker's interpreter, when `make voices` installed it (docs/voices.md).
-        if let piper = PiperRuntime.find(environment: environment) {
-            rules.append(Landlock.Rule(piper.executedFile.string, .execute))
+        // And the Piper worker's interpreter, where its runtime is installed (docs/voices.md), and the
+        // one a runtime installed later will run on, taken up at a reload.
+        let interpreters = [PiperRuntime.find(environment: environment)?.executedFile, PiperRuntime.installerInterpreter]
+        for interpreter in Set(interpreters.compactMap { $0 }) {
+            rules.append(Landlock.Rule(interpreter.string, .execute))
         }
         let configFolder = FilePath(configPath).folder.string
         if (try? Directory.make(configFolder, mode: 0o700)) != nil {

@@ -10,6 +10,12 @@ public final class RecordedLog: Sendable {
         public var message: String
         public var metadata: [String: String]
 
+        public init(level: Logger.Level, message: String, metadata: [String: String]) {
+            self.level = level
+            self.message = message
+            self.metadata = metadata
+        }
+
         public var description: String {
             let fields = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             return ([level.rawValue, message] + fields).joined(separator: " ")

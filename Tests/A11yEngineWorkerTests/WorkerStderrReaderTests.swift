@@ -26,7 +26,7 @@ struct WorkerStderrReaderTests {
         """#
 
     @Test func whatAWorkerWritesOnItsStderrIsLoggedBoundedAtItsLevels() throws {
-        let log = CapturedLog()
+        let log = RecordedLog()
         let worker = try WorkerProcess.start(executable: "/bin/sh", arguments: ["-c", Self.script], engine: "test", logger: log.logger())
         let pipe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker.pid)/fd/2")
         #expect(pipe.hasPrefix("pipe:"), "\(pipe)")
@@ -56,7 +56,7 @@ struct WorkerStderrReaderTests {
         #expect(messages.contains("test worker: " + String(repeating: "L", count: 1024) + "… (cut: 98976 more bytes)"), "\(messages.map { $0.prefix(80) })")
         #expect(messages.contains("test worker: flood 35") && !messages.contains("test worker: flood 36"), "\(messages)")
         // The 265 flood lines past the window's 40 messages, and the 4 MiB line.
-        #expect(entries.last == CapturedLog.Entry(
+        #expect(entries.last == RecordedLog.Record(
             level: .warning, message: "test worker: 266 more messages dropped (at most 40 and 16384 bytes in 10.0 seconds)",
             metadata: ["engine": "test", "pid": "\(worker.pid)"]), "\(messages.suffix(2))")
 
@@ -68,7 +68,7 @@ struct WorkerStderrReaderTests {
 
     /// A worker killed while it writes: its pipe ends with it, and what it wrote is logged.
     @Test func aKilledWorkersPipeIsClosedWhenItIsReaped() throws {
-        let log = CapturedLog()
+        let log = RecordedLog()
         let worker = try WorkerProcess.start(
             executable: "/bin/sh", arguments: ["-c", "echo 'a11yd-piper: started' >&2; while :; do echo busy >&2; done"], engine: "test", logger: log.logger())
         let pipe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker.pid)/fd/2")

@@ -276,9 +276,7 @@ final class ServerConnection {
         }
         failure = reason
         let wording = everConnected ? "the sound server is still unreachable at" : "no sound server reachable at"
-        logger.warning("\(wording) \(address) (\(reason)); trying again", metadata: [
-            "server": "\(address)", "reason": "\(reason)",
-        ])
+        logger.warning("\(wording) \(address) (\(reason)); trying again")
     }
 
     private func scheduleReconnect() {

@@ -17,10 +17,9 @@ import Testing
         let sandbox = try Sandbox()
         var environment = sandbox.environment(pulse: pulse)
         environment.merge(try PiperTestVoice.environment()) { _, piper in piper }
-        // A cookie for a11yd's own libpulse, which otherwise writes "Failed to load cookie file" on
-        // a11yd's stderr itself (the private server takes anyone: any cookie does).
-        environment["PULSE_COOKIE"] = sandbox.root + "/pulse-cookie"
-        try Data(count: 256).write(to: URL(fileURLWithPath: sandbox.root + "/pulse-cookie"))
+        // A home with no libpulse cookie yet: a11yd's own libpulse must not say so on a11yd's stderr.
+        environment["HOME"] = sandbox.root + "/home"
+        environment["PULSE_COOKIE"] = nil
         let daemon = try ChildProcess(
             Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
         defer { daemon.signal(SIGKILL) }

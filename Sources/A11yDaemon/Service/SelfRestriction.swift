@@ -73,6 +73,8 @@ public enum SelfRestriction {
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
             try? Directory.make(runtime + "/pulse", mode: 0o700)
         }
+        // And its cookie, for the same reason (PulseCookie).
+        PulseCookie.prepare(environment: environment)
         return rules
     }
 

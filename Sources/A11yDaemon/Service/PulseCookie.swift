@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import A11ySystem
+import Glibc
+
+/// libpulse's cookie, which every client presents to the server: at its first connection libpulse
+/// makes one (`$XDG_CONFIG_HOME/pulse/cookie`, else `~/.config/pulse/cookie`: 256 random bytes,
+/// owner-only) when none is there, and writes "Failed to load cookie file" on stderr, raw, at every
+/// attempt when it cannot. Under Landlock a11yd cannot make it then, so it is made before, as
+/// libpulse would make it.
+enum PulseCookie {
+    static let size = 256
+
+    /// Where libpulse looks for the cookie when none is named: the first that exists is read.
+    static func candidates(environment: [String: String]) -> [String] {
+        var paths: [String] = []
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            paths.append(config + "/pulse/cookie")
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            paths.append(home + "/.config/pulse/cookie")
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") { paths.append(home + "/.pulse-cookie") }
+        return paths
+    }
+
+    /// Makes the cookie where libpulse would, unless one is named (`PULSE_COOKIE`) or already there.
+    /// Returns the path made, nil when nothing was made (or nothing could be: libpulse then says so).
+    @discardableResult
+    static func prepare(environment: [String: String]) -> String? {
+        if let named = environment["PULSE_COOKIE"], !named.isEmpty { return nil }
+        let paths = candidates(environment: environment)
+        guard let path = paths.first, !paths.contains(where: { access($0, F_OK) == 0 }) else { return nil }
+        let folder = String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.startIndex))
+        guard (try? Directory.make(folder, mode: 0o700)) != nil else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var generator = SystemRandomNumberGenerator()
+        for index in bytes.indices { bytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == size else {
+            unlink(path)
+            return nil
+        }
+        return path
+    }
+}

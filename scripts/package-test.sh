@@ -63,6 +63,24 @@ for unit in a11yd.socket a11yd-ssip.socket; do
     [[ -L /etc/systemd/user/sockets.target.wants/$unit ]] || fail "$unit is not enabled for every user"
 done
 
+# The natural voice's installer, as a package user runs it: found on the PATH with its man page, it installs
+# the packaged worker and the voice. The venv make test already made is lent to it (hard links), so that
+# this step neither downloads piper-tts again nor changes what the other tests use.
+command -v a11yd-install-voices >/dev/null || fail "a11yd-install-voices is not on the PATH"
+man -w a11yd-install-voices >/dev/null 2>&1 || fail "a11yd-install-voices has no man page"
+if [[ -x .build-voices/a11yd/piper/venv/bin/python3 ]]; then
+    voices_home=$(mktemp -d)
+    mkdir -p "$voices_home/a11yd/piper"
+    cp -al .build-voices/a11yd/piper/venv "$voices_home/a11yd/piper/venv"
+    a11yd-install-voices --data-dir "$voices_home/a11yd" || { rm -rf "$voices_home"; fail "a11yd-install-voices failed"; }
+    cmp -s /usr/share/a11yd/piper/a11yd_piper_worker.py "$voices_home/a11yd/piper/a11yd_piper_worker.py" \
+        || { rm -rf "$voices_home"; fail "a11yd-install-voices did not install the packaged worker"; }
+    [[ -s $voices_home/a11yd/voices/en_US-joe-medium.onnx && -s $voices_home/a11yd/voices/en_US-joe-medium.onnx.json ]] \
+        || { rm -rf "$voices_home"; fail "a11yd-install-voices installed no voice"; }
+    rm -rf "$voices_home"
+    echo "a11yd-install-voices from the package installed the worker and the voice"
+fi
+
 # The built test binary itself, as scripts/test-lanes.sh runs it: `swift test --skip-build` would first
 # plan the build and run an empty XCTest pass (6 s on a quiet machine, more beside the suites that run alone).
 tests=$(ls -d "$("$SWIFT" build --show-bin-path)"/*PackageTests.xctest 2>/dev/null | head -1)

@@ -60,6 +60,8 @@ import Testing
             ".config/a11yd/a11yd.toml", ".local/share/doc/a11yd/a11yd.toml",
             ".local/share/bash-completion/completions/a11ysay", ".local/share/zsh/site-functions/_a11ysay",
             ".local/share/fish/vendor_completions.d/a11ysay.fish", ".local/share/man/man1/a11yd.1", ".local/share/man/man1/a11ysay.1",
+            ".local/bin/a11yd-install-voices", ".local/share/man/man1/a11yd-install-voices.1",
+            ".local/share/a11yd/piper/a11yd_piper_worker.py",
         ]
         for path in expected {
             #expect(FileManager.default.fileExists(atPath: home + "/" + path), "\(path) installed")
@@ -70,6 +72,14 @@ import Testing
         // The man page renders and mentions the options.
         let page = try await run("/usr/bin/man", ["-l", "-Tutf8", home + "/.local/share/man/man1/a11ysay.1"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(page.status == 0 && page.stdout.contains("wait"), "\(page.stderr)")
+        // The natural voice's installer, installed, finds the worker installed beside it and says what it does.
+        let installer = try await run(home + "/.local/bin/a11yd-install-voices", ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(installer.status == 0 && installer.stdout.contains("--data-dir"), "\(installer)")
+        let voicesPage = try await run(
+            "/usr/bin/man", ["-l", "-Tutf8", home + "/.local/share/man/man1/a11yd-install-voices.1"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(voicesPage.status == 0 && voicesPage.stdout.contains("no-reload"), "\(voicesPage.stderr)")
+        let wrong = try await run(home + "/.local/bin/a11yd-install-voices", ["--bogus"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(wrong.status == 2, "\(wrong)")
         // The installed units verify, man pages included (found through MANPATH).
         let units = home + "/.config/systemd/user"
         let verify = try await run(
@@ -101,7 +111,8 @@ import Testing
         let install = try await make("install", "PREFIX=\(prefix)", home: home, configSource: example, sandbox: sandbox)
         #expect(install.status == 0, "\(install.stdout)\n\(install.stderr)")
         for path in ["bin/a11yd", "bin/a11ysay", "lib/systemd/user/a11yd.socket", "lib/systemd/user/a11yd.service",
-                     "share/man/man1/a11ysay.1", "share/doc/a11yd/a11yd.toml"] {
+                     "share/man/man1/a11ysay.1", "share/doc/a11yd/a11yd.toml", "bin/a11yd-install-voices",
+                     "share/a11yd/piper/a11yd_piper_worker.py", "share/man/man1/a11yd-install-voices.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path)")
         }
         #expect(try String(contentsOfFile: prefix + "/lib/systemd/user/a11yd.service", encoding: .utf8).contains("ExecStart=\(prefix)/bin/a11yd"))

@@ -22,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 worker_source=$here/../engines/piper/a11yd_piper_worker.py
 [[ -f $worker_source ]] || worker_source=$here/../share/a11yd/piper/a11yd_piper_worker.py
 
-data_dir="${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd"
+data_dir=""
 reload=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -34,6 +34,11 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -f $worker_source ]] || { echo "install-voices: a11yd's Piper worker is not beside this script ($worker_source)" >&2; exit 1; }
+if [[ -z $data_dir ]]; then
+    base=${PREFIX_DATA:-${XDG_DATA_HOME:-${HOME:+$HOME/.local/share}}}
+    [[ -n $base ]] || { echo "install-voices: neither HOME nor XDG_DATA_HOME is set: say where with --data-dir" >&2; exit 1; }
+    data_dir=$base/a11yd
+fi
 mkdir -p "$data_dir"
 data_dir=$(cd "$data_dir" && pwd)
 venv="$data_dir/piper/venv"

@@ -136,9 +136,18 @@ TARGET_RMS_AT_100 = 0.100
 # Peaks above -1 dBFS are limited (PeakLimiter.swift's ceiling: room for the resampling to 48 kHz).
 CEILING = 29_204 / 32_767
 LIMITER_RELEASE_SECONDS = 0.05
-# eSpeak's words per minute at a11yd's normal rate: length_scale = voice's * 175 / rate.
+# eSpeak's words per minute at a11yd's normal rate: a rate asks for rate / 175 times the voice's speed.
 NORMAL_RATE = 175.0
 LENGTH_SCALE_RANGE = (0.25, 2.5)
+# Faster than MODEL_TOP_SPEED times the voice's own speed, the model is not asked for it: its phonemes last
+# whole frames (a phoneme id at least one, 11.6 ms at hop 256), so a smaller length scale shortens fewer
+# and fewer of them (asked 2.57x, it gave 1.73x) and runs the short ones together. The model says the
+# text at MODEL_TOP_SPEED and the audio is then time-stretched, pitch held, by libsonic (the library
+# eSpeak-NG uses past 450 words a minute) by what is left, up to TOP_SPEED in all. What the limit is, and
+# why, is in docs/voices.md ("Rate").
+MODEL_TOP_SPEED = 1.25
+TOP_SPEED = 6.0
+SONIC_LIBRARY = "libsonic.so.0"
 # Leading near-silence of an utterance is dropped (as the eSpeak worker does), keeping 1 ms before the
 # first sample louder than this (int16).
 SILENCE_THRESHOLD = 64
@@ -1059,6 +1068,126 @@ class PeakLimiter:
         return (padded * ramp)[:count]
 
 
+# --- rate: the model's length scale, then a time-stretch ---------------------------------------------------
+
+
+def rate_plan(rate, voice_length_scale, stretching=True):
+    """(the model's length scale, the time-stretch asked on top of it) for `rate` in words a minute (eSpeak's:
+    NORMAL_RATE is the voice's own speed). Up to MODEL_TOP_SPEED times the voice's speed the model alone says
+    it; faster, the model says it at MODEL_TOP_SPEED and the stretch does the rest, up to TOP_SPEED in all.
+    Without the stretch (`stretching` False: no libsonic) the model is asked for all of it, as far as
+    LENGTH_SCALE_RANGE goes. Slower than the voice's speed is the model's alone. Nonsense is the normal rate."""
+    rate = float(rate) if isinstance(rate, (int, float)) else NORMAL_RATE
+    rate = NORMAL_RATE if not math.isfinite(rate) or rate <= 0 else rate
+    voice_length_scale = voice_length_scale if math.isfinite(voice_length_scale) and voice_length_scale > 0 else 1.0
+    speed = min(rate / NORMAL_RATE, TOP_SPEED)
+    model = min(speed, MODEL_TOP_SPEED) if stretching else speed
+    length_scale = min(max(voice_length_scale / model, LENGTH_SCALE_RANGE[0]), LENGTH_SCALE_RANGE[1])
+    stretch = speed / (voice_length_scale / length_scale)
+    return length_scale, (stretch if stretching and stretch > 1.0 + 1e-6 else 1.0)
+
+
+def unit_stretch(asked, model_speed, durations):
+    """The stretch that brings a unit said at `model_speed` times the voice's speed to `asked` times its speed
+    from the model's per-id `durations` in frames. The model rounds each id's duration up to a whole frame, so
+    at `model_speed` a unit is longer than 1 / model_speed of its length at the voice's speed (1.15x asked
+    1.25x here); its length at the voice's speed is estimated id by id (a duration d came from d - 0.5 frames
+    on average, at least one frame each): within 4 % of the truth on en_US-joe-medium, where 1 / model_speed
+    is 8-10 % short. Without durations, the nominal stretch."""
+    nominal = asked / model_speed
+    if nominal <= 1.0 + 1e-6:
+        return 1.0
+    durations = None if durations is None else np.asarray(durations, dtype=np.float64).reshape(-1)
+    if durations is None or len(durations) == 0 or not np.all(np.isfinite(durations)) or durations.sum() <= 0:
+        return nominal
+    normal = np.maximum(1.0, (durations - 0.5) * model_speed + 0.5).sum()
+    stretch = asked * durations.sum() / normal
+    return min(max(stretch, 1.0), TOP_SPEED)
+
+
+class Sonic:
+    """libsonic (SONIC_LIBRARY, Debian's libsonic0: eSpeak-NG's own dependency) through ctypes, loaded at its
+    first use on the synthesis thread. When it cannot be loaded the reason is logged once and the natural
+    voice goes as fast as its model alone can (rate_plan). A11YD_PIPER_SONIC names another file (the tests'
+    way to take it away)."""
+
+    _library = None
+    _tried = False
+
+    @classmethod
+    def library(cls):
+        if not cls._tried:
+            cls._tried = True
+            name = os.environ.get("A11YD_PIPER_SONIC") or SONIC_LIBRARY
+            try:
+                library = ctypes.CDLL(name)
+                stream, short = ctypes.c_void_p, ctypes.POINTER(ctypes.c_short)
+                for function, result, arguments in (
+                        ("sonicCreateStream", stream, [ctypes.c_int, ctypes.c_int]),
+                        ("sonicDestroyStream", None, [stream]),
+                        ("sonicSetSpeed", None, [stream, ctypes.c_float]),
+                        ("sonicWriteShortToStream", ctypes.c_int, [stream, short, ctypes.c_int]),
+                        ("sonicReadShortFromStream", ctypes.c_int, [stream, short, ctypes.c_int]),
+                        ("sonicFlushStream", ctypes.c_int, [stream]),
+                        ("sonicSamplesAvailable", ctypes.c_int, [stream])):
+                    getattr(library, function).restype = result
+                    getattr(library, function).argtypes = arguments
+                cls._library = library
+            except (OSError, AttributeError) as error:
+                top = NORMAL_RATE / LENGTH_SCALE_RANGE[0]
+                log(f"cannot load {name} ({error}): the natural voice is not time-stretched, so it goes no faster "
+                    f"than its model can (about 1.7 times its normal speed however high the rate, asked up to "
+                    f"{top:.0f} words a minute): install libsonic0")
+        return cls._library
+
+
+class Stretch:
+    """One unit's pitch-preserving time-stretch by libsonic, fed piece by piece as the unit is decoded: what it
+    gives back at once is sent at once (it keeps at most about two of its longest pitch periods, 31 ms), and
+    `flush` at the unit's end gives the rest, so nothing is lost or said twice, and the next unit starts with
+    nothing of this one. Its output is the input's length / speed within a pitch period (the tests hold it)."""
+
+    def __init__(self, library, sample_rate, speed):
+        self.library = library
+        self.speed = speed
+        self.stream = library.sonicCreateStream(int(sample_rate), 1)
+        if not self.stream:
+            raise MemoryError("libsonic could not make a stream")
+        library.sonicSetSpeed(self.stream, float(speed))
+        self.written = 0
+        self.read = 0
+
+    def write(self, samples):
+        samples = np.ascontiguousarray(samples, dtype=np.int16)
+        for first in range(0, len(samples), 1 << 16):
+            part = samples[first:first + (1 << 16)]
+            if not self.library.sonicWriteShortToStream(self.stream, part.ctypes.data_as(ctypes.POINTER(ctypes.c_short)),
+                                                        len(part)):
+                raise MemoryError("libsonic could not take more audio")
+            self.written += len(part)
+        return self.drain()
+
+    def flush(self):
+        if not self.library.sonicFlushStream(self.stream):
+            raise MemoryError("libsonic could not flush its stream")
+        return self.drain()
+
+    def drain(self):
+        available = max(int(self.library.sonicSamplesAvailable(self.stream)), 0)
+        out = np.empty(available, dtype=np.int16)
+        got = 0
+        if available:
+            got = max(int(self.library.sonicReadShortFromStream(self.stream, out.ctypes.data_as(
+                ctypes.POINTER(ctypes.c_short)), available)), 0)
+        self.read += got
+        return out[:got]
+
+    def close(self):
+        if self.stream:
+            self.library.sonicDestroyStream(self.stream)
+            self.stream = None
+
+
 # --- synthesis ------------------------------------------------------------------------------------------
 
 
@@ -1067,17 +1196,19 @@ class Unit:
     events that stand at positions among them: (position, kind, payload), position a phoneme index,
     fractional when a word starts inside an eSpeak word."""
 
-    def __init__(self, voice, length_scale, volume):
+    def __init__(self, voice, length_scale, volume, stretch=1.0):
         self.voice = voice
         self.length_scale = length_scale
+        self.stretch = stretch  # what the time-stretch is asked to add to the model's speed (rate_plan)
         self.volume = volume
         self.phonemes = []
         self.events = []
         self.words = 0
         self.open = True
 
-    def compatible(self, voice, length_scale, volume):
-        return self.open and self.voice is voice and self.length_scale == length_scale and self.volume == volume
+    def compatible(self, voice, length_scale, volume, stretch):
+        return (self.open and self.voice is voice and self.length_scale == length_scale and self.volume == volume
+                and self.stretch == stretch)
 
     def fitting(self, ipa_words, phonemes=MAXIMUM_PHONEMES_PER_INFERENCE):
         """How many of `ipa_words`, from the first, this unit can take within MAXIMUM_WORDS_PER_INFERENCE
@@ -1277,10 +1408,8 @@ class Synthesizer:
         for segment in utterance.segments:
             voice = self.voices.get(segment.voice)
             self.espeak_voice(voice)
-            rate = utterance.rate * segment.rate_scale
-            rate = NORMAL_RATE if not math.isfinite(rate) or rate <= 0 else rate
-            length_scale = voice.config.length_scale * NORMAL_RATE / rate
-            length_scale = min(max(length_scale, LENGTH_SCALE_RANGE[0]), LENGTH_SCALE_RANGE[1])
+            length_scale, stretch = rate_plan(utterance.rate * segment.rate_scale, voice.config.length_scale,
+                                              Sonic.library() is not None)
             volume = utterance.volume * segment.volume_scale
             volume = min(max(int(round(volume)) if math.isfinite(volume) else utterance.volume, 0), 200)
             pause = min(max(segment.pause_ms, 0), 60_000)
@@ -1288,7 +1417,7 @@ class Synthesizer:
             if segment.punctuation and not self.said_punctuation:
                 self.said_punctuation = True
                 log("punctuation is not named by the Piper worker (its eSpeak-NG refuses espeakPUNCTUATION)")
-            if current is not None and (pause > 0 or not current.compatible(voice, length_scale, volume)):
+            if current is not None and (pause > 0 or not current.compatible(voice, length_scale, volume, stretch)):
                 if current.phonemes or current.events:
                     said = said or bool(current.phonemes)
                     yield current
@@ -1296,7 +1425,7 @@ class Synthesizer:
             if pause > 0:
                 yield Silence(self.sample_rate * pause // 1000)
             if current is None:
-                current = Unit(voice, length_scale, volume)
+                current = Unit(voice, length_scale, volume, stretch)
             marks = [("mark", segment.mark)] if segment.mark is not None else []
 
             def add(unit, words, terminator, anchors):
@@ -1316,7 +1445,7 @@ class Synthesizer:
                 # utterance has been said yet.
                 while True:
                     if not current.open:
-                        current = Unit(voice, length_scale, volume)
+                        current = Unit(voice, length_scale, volume, stretch)
                     if current.fitting(words) == len(words):
                         break
                     if not current.phonemes:
@@ -1327,7 +1456,7 @@ class Synthesizer:
                     current.open = False
                     said = True
                     yield current
-                    current = Unit(voice, length_scale, volume)
+                    current = Unit(voice, length_scale, volume, stretch)
                 if words or (terminator and current.phonemes):
                     add(current, words, terminator, anchors)
                 if closes:
@@ -1335,7 +1464,7 @@ class Synthesizer:
                     if current.phonemes or current.events:
                         said = said or bool(current.phonemes)
                         yield current
-                    current = Unit(voice, length_scale, volume)
+                    current = Unit(voice, length_scale, volume, stretch)
             for kind, payload in marks:  # a segment that says nothing: its mark stands where it is
                 current.anchor_here(kind, payload)
         if current is not None and (current.phonemes or current.events):
@@ -1451,8 +1580,9 @@ class Synthesizer:
         return np.asarray(self.cancellable(job, lambda options: latent.decode(first, last, options)), dtype=np.float32)
 
     def infer(self, job, unit):
-        """The unit's audio (float, the voice's rate; a `Latent` to decode when the model is split) and each
-        phoneme's first sample (len + 1 values: the last is where the end-of-sentence padding starts)."""
+        """The unit's audio (float, the voice's rate; a `Latent` to decode when the model is split), each
+        phoneme's first sample (len + 1 values: the last is where the end-of-sentence padding starts), and the
+        time-stretch to apply to that audio (unit_stretch: 1 for none)."""
         voice = unit.voice
         id_map = voice.id_map
         pad = id_map[PAD]
@@ -1467,16 +1597,24 @@ class Synthesizer:
         result = self.cancellable(job, lambda options: voice.run(ids, unit.length_scale, options))
         audio = result[0] if isinstance(result[0], Latent) else np.asarray(result[0], dtype=np.float32).reshape(-1)
         starts = None
+        frames = None
         if len(result) > 1:
-            durations = (np.asarray(result[1]).reshape(-1) * config.hop_length).astype(np.int64)
+            frames = np.asarray(result[1], dtype=np.float64).reshape(-1)
+            durations = (frames * config.hop_length).astype(np.int64)
             if len(durations) == len(ids) and durations.sum() > 0:
                 edges = np.concatenate([[0], np.cumsum(durations)]).astype(np.float64)
                 starts = edges[first_ids] * (len(audio) / edges[-1])
+            else:
+                frames = None
+        stretch = 1.0
+        if unit.stretch > 1.0:
+            model_speed = config.length_scale / unit.length_scale
+            stretch = unit_stretch(unit.stretch * model_speed, model_speed, frames)
         if starts is None:
             # No durations: the audio shared out equally among the phonemes, with one share of silence
             # before and after.
             starts = (np.arange(len(unit.phonemes) + 1) + 1) * (len(audio) / (len(unit.phonemes) + 2))
-        return audio, starts
+        return audio, starts, stretch
 
 
 class Output:
@@ -1505,17 +1643,26 @@ class Output:
         if not unit.phonemes:
             self.pending += [(self.produced, kind, payload) for _, kind, payload in unit.events]
             return
-        audio, starts = self.synthesizer.infer(self.job, unit)
+        audio, starts, stretch = self.synthesizer.infer(self.job, unit)
         voice = unit.voice
         if voice.sample_rate != self.rate:
             if isinstance(audio, Latent):  # the resampler reads a whole unit (it starts and ends in silence)
                 audio = self.synthesizer.decode(self.job, audio, 0, audio.frames.shape[2])
             audio = resample(audio, voice.sample_rate, self.rate)
             starts = starts * (self.rate / voice.sample_rate)
+        # Faster than the model goes: each piece, once limited, is time-stretched as it comes (Stretch), and
+        # every event's frame is where the stretch puts its sample (its frame in the model's audio / stretch).
+        stretcher = None
+        if stretch > 1.0:
+            library = Sonic.library()
+            if library is not None:
+                stretcher = Stretch(library, self.rate, stretch)
+                starts = starts / stretch
         target = TARGET_RMS_AT_100 * unit.volume / 100
         start, trimmed, placed = self.produced, 0, False
-        for piece, gain in self.scaled(audio, target, unit.volume):
-            samples = np.clip(np.round(self.limiter.process(piece * gain) * 32767), -32768, 32767).astype(np.int16)
+
+        def send(samples):
+            nonlocal trimmed, placed
             if not self.audible:
                 loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > SILENCE_THRESHOLD)
                 if len(loud):
@@ -1529,10 +1676,20 @@ class Output:
                 self.place(unit.events, starts, start, trimmed)
                 placed = True
             self.emit(samples)
+
+        try:
+            for piece, gain in self.scaled(audio, target, unit.volume, stretch if stretcher else 1.0):
+                samples = np.clip(np.round(self.limiter.process(piece * gain) * 32767), -32768, 32767).astype(np.int16)
+                send(stretcher.write(samples) if stretcher else samples)
+            if stretcher:
+                send(stretcher.flush())
+        finally:
+            if stretcher:
+                stretcher.close()
         if not placed:
             self.place(unit.events, starts, start, trimmed)
 
-    def scaled(self, audio, target, volume):
+    def scaled(self, audio, target, volume, stretch=1.0):
         """(piece of the unit's audio, its gain: a number or one per sample), in order: the unit's loudness
         (gated_rms) brought to `target`. A unit is one piece, but when the model is split (DecoderSplit) and
         the unit cannot be decoded whole while what was sent before it plays (always the utterance's first;
@@ -1541,14 +1698,15 @@ class Output:
         to `target` on its own, and the rest to the gain that puts the whole unit at `target` (rest_gain),
         reached over UNIT_GAIN_RAMP_SECONDS: the unit is as loud as when decoded whole, its start stands at
         the target rather than where its prosody put it (a clause's first 0.2 s is 2 dB louder than the
-        whole clause, median of 36 clauses of en_US-joe-medium, from -6 to +6 dB)."""
+        whole clause, median of 36 clauses of en_US-joe-medium, from -6 to +6 dB). With a `stretch`, the
+        audio plays that many times faster: decoding takes that much more of its playing time."""
         def gain_of(loudness):
             return target / loudness if loudness > 1e-4 else volume / 100
 
         if isinstance(audio, Latent):
             frames = audio.frames.shape[2]
-            hop_seconds = audio.split.hop / audio.split.sample_rate
-            first = first_piece(frames, audio.split.context, audio.split.share(), self.lead() / hop_seconds,
+            hop_seconds = audio.split.hop / audio.split.sample_rate / stretch
+            first = first_piece(frames, audio.split.context, audio.split.share() * stretch, self.lead() / hop_seconds,
                                 lead_in=0 if self.audible else LEAD_IN_FRAMES)
             if first < frames:
                 piece = self.synthesizer.decode(self.job, audio, 0, first)

@@ -116,8 +116,9 @@ def decode(kind, data):
 
 
 class Worker:
-    def __init__(self, *arguments, voices_dirs=(VOICES,), launcher=None):
-        """`launcher`: the built a11yd, which shuts the worker in (SandboxedLauncher) as a11yd starts it."""
+    def __init__(self, *arguments, voices_dirs=(VOICES,), launcher=None, environment=None):
+        """`launcher`: the built a11yd, which shuts the worker in (SandboxedLauncher) as a11yd starts it;
+        `environment`: variables added to the worker's."""
         self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.log = tempfile.TemporaryFile()
         command = [PYTHON, WORKER, "--sample-rate", str(RATE)]
@@ -129,7 +130,8 @@ class Worker:
             command += ["--voices-dir", folder]
         self.started = time.monotonic()
         self.process = subprocess.Popen(command + list(arguments), stdin=theirs, stdout=subprocess.DEVNULL,
-                                        stderr=self.log, close_fds=True)
+                                        stderr=self.log, close_fds=True,
+                                        env=None if environment is None else {**os.environ, **environment})
         theirs.close()
         self.buffer = b""
         self.ready = self.next(timeout=30)
@@ -940,6 +942,248 @@ class SandboxTests(unittest.TestCase):
         self.assertEqual((status, len(words)), (0, 2))
         self.assertEqual(worker.close(), 0)
         self.assertEqual(worker.stderr(), "", "nothing in the worker's log")
+
+
+def f0_track(samples, rate=RATE, size_seconds=0.03, hop_seconds=0.005):
+    """F0 (Hz) every `hop_seconds`, NaN where unvoiced: the normalised cross-correlation of a frame with
+    the signal one lag later, its highest peak between 65 and 400 Hz when at least 0.6, in frames within
+    20 dB of the loudest."""
+    x = np.asarray(samples, dtype=np.float64)
+    size, hop = int(size_seconds * rate), int(hop_seconds * rate)
+    lo, hi = int(rate / 400), int(rate / 65)
+    starts = range(0, max(len(x) - size - hi, 0), hop)
+    levels = np.array([math.sqrt(np.mean(x[i:i + size] ** 2)) for i in starts])
+    track = np.full(len(levels), np.nan)
+    for n, i in enumerate(starts):
+        if levels[n] < levels.max() * 0.1:
+            continue
+        a = x[i:i + size]
+        shifted = np.lib.stride_tricks.sliding_window_view(x[i + lo:i + hi + size], size)[:hi - lo]
+        r = shifted @ a / np.sqrt(np.dot(a, a) * np.sum(shifted * shifted, axis=1) + 1e-12)
+        lag = int(np.argmax(r))
+        if r[lag] >= 0.6:
+            track[n] = rate / (lo + lag)
+    return track
+
+
+def pitch_ratio(original, stretched, speed, rate=RATE):
+    """Median, over the frames voiced in both, of the stretched audio's F0 over the original's where the
+    stretch took that frame from (its time times `speed`); and how many frames that is."""
+    before, after = f0_track(original, rate), f0_track(stretched, rate)
+    source = np.minimum(np.round(np.arange(len(after)) * speed).astype(int), len(before) - 1)
+    ratios = after / before[source]
+    ratios = ratios[np.isfinite(ratios)]
+    return (float(np.median(ratios)) if len(ratios) else float("nan")), len(ratios)
+
+
+class RateTests(unittest.TestCase):
+    """The top of a11yd's rate scale on the natural voice: the model's length scale up to MODEL_TOP_SPEED,
+    then libsonic's time-stretch (the worker's rate_plan, unit_stretch, Sonic, Stretch)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        import a11yd_piper_worker
+        cls.w = a11yd_piper_worker
+
+    def test_the_rate_rule(self):
+        w = self.w
+        top = w.MODEL_TOP_SPEED
+        rows = [  # rate, voice's length scale, stretching → length scale, stretch
+            (175, 1.0, True, 1.0, 1.0),
+            (175 * top, 1.0, True, 1 / top, 1.0),             # the model's own top
+            (350, 1.0, True, 1 / top, 2.0 / top),
+            (450, 1.0, True, 1 / top, 450 / 175 / top),
+            (450, 0.8, True, 0.8 / top, 450 / 175 / top),     # a voice's own length scale is its normal speed
+            (100, 1.0, True, 1.75, 1.0),                      # slower: the model alone
+            (10, 1.0, True, 2.5, 1.0),                        # as slow as LENGTH_SCALE_RANGE goes
+            (100_000, 1.0, True, 1 / top, w.TOP_SPEED / top),
+            (450, 1.0, False, 175 / 450, 1.0),                # no libsonic: the model alone, as far as it goes
+            (100_000, 1.0, False, 0.25, 1.0),
+            (float("nan"), 1.0, True, 1.0, 1.0), (-5, 1.0, True, 1.0, 1.0), (float("inf"), 1.0, True, 1.0, 1.0),
+            (450, float("nan"), True, 1 / top, 450 / 175 / top),
+        ]
+        for rate, voice, stretching, length_scale, stretch in rows:
+            got = w.rate_plan(rate, voice, stretching)
+            self.assertAlmostEqual(got[0], length_scale, places=6, msg=(rate, voice, stretching))
+            self.assertAlmostEqual(got[1], stretch, places=6, msg=(rate, voice, stretching))
+        self.assertGreater(w.MODEL_TOP_SPEED, 1.0)
+
+    def test_the_unit_stretch_makes_up_for_the_models_whole_frames(self):
+        u = self.w.unit_stretch
+        self.assertEqual(u(1.0, 1.0, None), 1.0)
+        self.assertAlmostEqual(u(2.5, 1.25, None), 2.0)       # no durations: the nominal stretch
+        self.assertAlmostEqual(u(2.5, 1.25, []), 2.0)
+        self.assertAlmostEqual(u(2.5, 1.25, [float("nan"), 3]), 2.0)
+        # Long phonemes: the model's speed is what it was asked.
+        self.assertAlmostEqual(u(2.5, 1.25, [40.5, 80.5]), 2.0, delta=0.01)
+        # Ids at their floor of one frame were as short at the voice's speed: more is left to the stretch.
+        # (each estimated at 0.5 * 1.25 + 0.5 = 1.125 frames at the voice's speed, not 1.25).
+        self.assertAlmostEqual(u(2.5, 1.25, [1, 1, 1, 1]), 2.5 / 1.125)
+        self.assertLessEqual(u(100, 1.25, [1, 1]), self.w.TOP_SPEED)
+
+    def stretch(self, samples, speed, piece=2205):
+        """The stretched samples, written in pieces as the worker does, then flushed."""
+        stretch = self.w.Stretch(self.w.Sonic.library(), RATE, speed)
+        try:
+            parts = [stretch.write(samples[i:i + piece]) for i in range(0, len(samples), piece)]
+            parts.append(stretch.flush())
+            return np.concatenate(parts), stretch
+        finally:
+            stretch.close()
+
+    def test_libsonic_loads(self):
+        self.assertIsNotNone(self.w.Sonic.library(), "libsonic0 is installed (scripts/install-deps.sh)")
+
+    def test_nothing_is_lost_or_said_twice_at_a_flush_and_it_streams(self):
+        t = np.arange(int(1.3 * RATE)) / RATE
+        tone = (8000 * np.sin(2 * np.pi * 150 * t) * np.minimum(1, t * 20)).astype(np.int16)
+        for speed in (1.2, 1.6, 2.0, 2.6, 4.0):
+            out, stretch = self.stretch(tone, speed)
+            # The output is the input's length / speed within a pitch period of sonic's range (65 Hz).
+            self.assertLessEqual(abs(len(out) - len(tone) / speed), RATE / 65, speed)
+            self.assertEqual((stretch.written, stretch.read), (len(tone), len(out)))
+            # In pieces of 100 ms, what comes back before the flush is all but a few periods.
+            self.assertGreater(stretch.read, 0)
+            streamed = self.w.Stretch(self.w.Sonic.library(), RATE, speed)
+            try:
+                before = sum(len(streamed.write(tone[i:i + 2205])) for i in range(0, len(tone), 2205))
+                self.assertGreaterEqual(before, len(tone) / speed - 2 * RATE / 65, speed)
+                rest = streamed.flush()
+                self.assertEqual(before + len(rest), len(out), "the same, in pieces or not")
+                # Flushed, the stream holds nothing: the next unit starts with nothing of this one.
+                self.assertEqual(len(streamed.flush()), 0)
+                silence = streamed.write(np.zeros(4410, np.int16))
+                self.assertTrue(np.all(np.abs(np.concatenate([silence, streamed.flush()]).astype(np.int32)) <= 1))
+            finally:
+                streamed.close()
+
+    def test_the_pitch_is_held(self):
+        w = self.w
+        voice = w.Voice("en_US-joe-medium", os.path.join(VOICES, "en_US-joe-medium.onnx"),
+                        os.path.join(VOICES, "en_US-joe-medium.onnx.json"), 1)
+        phonemizer = w.Phonemizer()
+        phonemizer.set_voice(voice.config.espeak_voice)
+        unit = w.Unit(voice, 1 / w.MODEL_TOP_SPEED, 100)
+        for ipa, terminator, *_ in phonemizer.clauses("When the download finishes, the file opens in a new window."):
+            unit.add_words(ipa.split(), terminator, [])
+        ids = list(voice.id_map[w.BOS]) + voice.id_map[w.PAD]
+        for phoneme in unit.phonemes:
+            ids += voice.id_map[phoneme] + voice.id_map[w.PAD]
+        audio = voice.run(ids + voice.id_map[w.EOS], unit.length_scale)[0]
+        audio = np.asarray(audio.decode(0, audio.frames.shape[2]) if isinstance(audio, w.Latent) else audio).reshape(-1)
+        samples = np.clip(np.round(audio * 0.1 / w.gated_rms(audio, RATE) * 32767), -32768, 32767).astype(np.int16)
+        for speed in (1.5, 450 / 175 / w.MODEL_TOP_SPEED, 3.0):
+            out, _ = self.stretch(samples, speed)
+            ratio, frames = pitch_ratio(samples.astype(np.float64), out.astype(np.float64), speed)
+            self.assertGreater(frames, 20, speed)
+            self.assertAlmostEqual(ratio, 1.0, delta=0.05, msg=f"stretched {speed:.2f}x: F0 ratio {ratio:.3f}")
+            # Resampled to that speed instead (chipmunked), the test sees it.
+            indices = np.arange(0, len(samples) - 1, speed)
+            chipmunk = np.interp(indices, np.arange(len(samples)), samples.astype(np.float64))
+            self.assertGreater(pitch_ratio(samples.astype(np.float64), chipmunk, speed)[0], 1.3, speed)
+
+
+class RateOverTheChannelTests(unittest.TestCase):
+    """The same text at the normal rate and at the top of a11yd's scale (450 words a minute), said by the worker."""
+
+    TEXT = "Yes, the window opens when the download finishes, and the file is saved."
+
+    @classmethod
+    def setUpClass(cls):
+        cls.worker = Worker("--preload", "en_US-joe-medium")
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.worker.close()
+        assert code == 0, f"the worker exited {code}; its log: {cls.worker.stderr()}"
+
+    def say(self, request_id, rate):
+        self.worker.send(text_request(request_id, self.TEXT, rate=rate))
+        audio, words, marks, (status, message), _ = self.worker.utterance(request_id)
+        self.assertEqual(status, 0, message)
+        return audio, words
+
+    def onset_after_pause(self, audio, frame, rate=RATE):
+        """The first loud 5 ms window after the silence before `frame` (the comma's pause)."""
+        window = int(0.005 * rate)
+        x = np.abs(audio.astype(np.int32))
+        levels = np.array([x[i:i + window].max() for i in range(0, len(x) - window, window)])
+        i = frame // window
+        while i > 0 and levels[i] > 500:
+            i -= 1
+        while i < len(levels) and levels[i] <= 500:
+            i += 1
+        return i * window
+
+    def test_the_top_rate_is_as_fast_as_espeak_with_every_word_where_it_is_heard(self):
+        normal, normal_words = self.say(1, 175)
+        fast, fast_words = self.say(2, 450)
+        speedup = voiced_seconds(normal) / voiced_seconds(fast)
+        # eSpeak-NG says this 2.3x faster at 450 than at 175 (voiced time, `espeak-ng -s`); the length
+        # scale alone gave the natural voice 1.7x.
+        self.assertGreaterEqual(speedup, 2.2, speedup)
+        self.assertLessEqual(speedup, 3.0, speedup)
+        starts = [s for _, s, _ in normal_words]
+        self.assertEqual([s for _, s, _ in fast_words], starts, "every word, in order, at its offset")
+        frames = [f for f, _, _ in fast_words]
+        self.assertEqual(frames, sorted(set(frames)))
+        self.assertLess(frames[-1], len(fast))
+        # Each word's frame is the normal one scaled as the audio is (within 60 ms).
+        scale = len(fast) / len(normal)
+        for (f, s, _), (g, _, _) in zip(fast_words, normal_words):
+            self.assertAlmostEqual(f, g * scale, delta=0.06 * RATE, msg=(s, f, g * scale))
+        # The word after the comma's pause is told where its sound begins (within 30 ms).
+        after_comma = self.TEXT.index("the")
+        for audio, words in ((normal, normal_words), (fast, fast_words)):
+            frame = next(f for f, s, _ in words if s == after_comma)
+            self.assertAlmostEqual(frame, self.onset_after_pause(audio, frame), delta=0.03 * RATE)
+        self.assertNotIn("libsonic", self.worker.stderr())
+
+    def test_a_rate_past_the_top_is_held_at_top_speed_and_bad_rates_speak(self):
+        for request_id, rate in ((3, 10_000), (4, -1), (5, 0)):
+            audio, words = self.say(request_id, rate)
+            self.assertGreater(voiced_seconds(audio), 0.3, rate)
+            self.assertEqual(len(words), len(self.TEXT.split()), rate)
+
+
+class NoSonicTests(unittest.TestCase):
+    def test_without_libsonic_the_voice_still_speaks_as_fast_as_its_model_and_says_why_once(self):
+        worker = Worker("--preload", "en_US-joe-medium", environment={"A11YD_PIPER_SONIC": "/nonexistent/libsonic.so.0"})
+        try:
+            text = "The quick brown fox jumps over the lazy dog."
+            results = []
+            for request_id, rate in ((1, 175), (2, 450), (3, 450)):
+                worker.send(text_request(request_id, text, rate=rate))
+                audio, words, _, (status, message), _ = worker.utterance(request_id)
+                self.assertEqual(status, 0, message)
+                self.assertEqual(len(words), 9)
+                results.append(voiced_seconds(audio))
+            self.assertGreater(results[0] / results[1], 1.4, results)  # the length scale alone: about 1.7x
+        finally:
+            self.assertEqual(worker.close(), 0)
+        log = worker.stderr()
+        self.assertEqual(log.count("cannot load /nonexistent/libsonic.so.0"), 1, log)
+        self.assertIn("install libsonic0", log)
+
+
+class SandboxedRateTests(unittest.TestCase):
+    def test_libsonic_loads_and_stretches_in_the_sandbox(self):
+        a11yd = os.environ.get("A11YD", os.path.join(REPO, ".build", "debug", "a11yd"))
+        if not os.access(a11yd, os.X_OK):
+            self.skipTest(f"no built a11yd at {a11yd} to start the worker in its sandbox (swift build; or A11YD=PATH)")
+        worker = Worker("--preload", "en_US-joe-medium", launcher=a11yd)
+        self.assertIn("landlock", worker.ready[2])
+        text = "The quick brown fox jumps over the lazy dog."
+        seconds = []
+        for request_id, rate in ((1, 175), (2, 450)):
+            worker.send(text_request(request_id, text, rate=rate))
+            audio, words, _, (status, message), _ = worker.utterance(request_id)
+            self.assertEqual((status, len(words)), (0, 9), message)
+            seconds.append(voiced_seconds(audio))
+        self.assertEqual(worker.close(), 0)
+        self.assertEqual(worker.stderr(), "", "nothing in the worker's log: libsonic loaded")
+        self.assertGreaterEqual(seconds[0] / seconds[1], 2.2, seconds)
 
 
 class ProtocolTests(unittest.TestCase):

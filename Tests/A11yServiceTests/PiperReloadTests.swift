@@ -44,16 +44,7 @@ import Glibc
         }
         #expect(listed.count == 1 && !listed[0].contains("cannot speak"), "\(listed) \(daemon.log)")
 
-        let recorder = MonitorRecorder(server: pulse.serverAddress)
-        try recorder.start()
-        let said = try await run(
-            Binaries.say, ["--socket", sandbox.socketPath, "--wait", "--voice", PiperTestVoice.identifier, "Hello, this is the natural voice."],
-            environment: environment, timeout: .seconds(60))
-        try await Task.sleep(for: .milliseconds(150))
-        let recording = recorder.stop()
-        #expect(said.status == 0, "\(said.stderr) \(daemon.log)")
-        #expect(recording.voicedDuration > 1.0, "heard: \(recording.voicedDuration) s voiced")
-        #expect(daemon.log.contains("piper engine worker ready"), "\(daemon.log)")
+        try await PiperDaemonProcessTests.expectHeardInThePiperVoice(daemon: daemon, sandbox: sandbox, pulse: pulse, environment: environment)
         daemon.signal(SIGTERM)
         #expect(try await daemon.waitForExit() == 0, "\(daemon.log)")
     }

@@ -70,14 +70,11 @@ import Testing
 /// installed runtime and voice found under `$XDG_DATA_HOME`), then `a11ysay --voice piper:… "…"`,
 /// heard at the null sink, and the log saying the worker is shut in.
 @Suite(.serialized) struct PiperDaemonProcessTests {
-    @Test func a11ysayWithThePiperVoiceIsHeardThroughTheBuiltDaemon() async throws {
-        let pulse = try PrivatePulseServer()
-        let sandbox = try Sandbox()
-        var environment = sandbox.environment(pulse: pulse)
-        environment.merge(try PiperTestVoice.environment()) { _, piper in piper }
-        let daemon = try ChildProcess(
-            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
-        try await waitUntilAccepts(sandbox.socketPath)
+    /// `a11ysay --wait --voice piper:…` through the built daemon: it exits 0, a sentence is heard at the
+    /// sink, and the daemon's log says its Piper worker was ready.
+    static func expectHeardInThePiperVoice(
+        daemon: ChildProcess, sandbox: Sandbox, pulse: PrivatePulseServer, environment: [String: String]
+    ) async throws {
         let recorder = MonitorRecorder(server: pulse.serverAddress)
         try recorder.start()
         let said = try await run(
@@ -88,6 +85,17 @@ import Testing
         #expect(said.status == 0, "\(said.stderr) \(daemon.log)")
         #expect(recording.voicedDuration > 1.0, "heard: \(recording.voicedDuration) s voiced")
         #expect(daemon.log.contains("piper engine worker ready"), "\(daemon.log)")
+    }
+
+    @Test func a11ysayWithThePiperVoiceIsHeardThroughTheBuiltDaemon() async throws {
+        let pulse = try PrivatePulseServer()
+        let sandbox = try Sandbox()
+        var environment = sandbox.environment(pulse: pulse)
+        environment.merge(try PiperTestVoice.environment()) { _, piper in piper }
+        let daemon = try ChildProcess(
+            Binaries.daemon, ["--socket", sandbox.socketPath, "--no-ssip"], environment: environment, logPath: sandbox.root + "/a11yd.log")
+        try await waitUntilAccepts(sandbox.socketPath)
+        try await Self.expectHeardInThePiperVoice(daemon: daemon, sandbox: sandbox, pulse: pulse, environment: environment)
         #expect(daemon.log.contains("landlock (ABI") && daemon.log.contains("seccomp (no network, no new process)"), "\(daemon.log)")
         let voices = try await run(Binaries.say, ["--socket", sandbox.socketPath, "--list-voices"], environment: environment, timeout: .seconds(20))
         #expect(voices.stdout.split(separator: "\n").contains { $0.hasPrefix("\(PiperTestVoice.identifier)\tpiper\ten-us,en\tmedium\t") }, "\(voices.stdout)")

@@ -13,6 +13,12 @@ import Testing
     /// eSpeak) and far below what a 2,000-character word took before they were cut by length (1.05 s).
     static let bound = 0.4
 
+    /// A long text's first sound may come no later than `bound`, or on a machine so loaded that a short
+    /// text's own first sound (`short`, measured in the same run) took longer, five times that: loaded
+    /// beside the test lanes and two builds the cut worker took up to 4.6 times a short text's, the
+    /// old worker 8-40 times unloaded.
+    static func limit(short: Double) -> Double { max(bound, 5 * short) }
+
     /// `count` hex digits without a space, the same every run: a hash or a blob in a terminal line.
     static func hexWord(_ count: Int) -> String {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -89,7 +95,7 @@ import Testing
         for (name, text) in Self.texts {
             let heard = try await firstSound(of: text, recorder)
             print("LongWordTests \(voice ?? lang ?? ""): \(name): first sound \(Int(heard.seconds * 1000)) ms after the post (a short text's: \(Int(baseline.seconds * 1000)) ms)")
-            #expect(heard.seconds < Self.bound, "\(name): first sound \(Int(heard.seconds * 1000)) ms after the post (a short text's: \(Int(baseline.seconds * 1000)) ms)")
+            #expect(heard.seconds < Self.limit(short: baseline.seconds), "\(name): first sound \(Int(heard.seconds * 1000)) ms after the post (a short text's: \(Int(baseline.seconds * 1000)) ms)")
             // Speaking for a while: at least its first word told.
             try await client.waitFor("a word of \(name)", timeout: .seconds(10)) { $0.event == "word" && $0.utterance == heard.id }
             let stoppedAt = recorder.elapsed()
@@ -104,7 +110,7 @@ import Testing
             // Silence for a while after the stop; then a short text, heard as soon as ever.
             try await Task.sleep(for: .milliseconds(300))
             let next = try await firstSound(of: short, recorder)
-            #expect(next.seconds < Self.bound, "after \(name) was stopped, a short text heard \(Int(next.seconds * 1000)) ms after its post")
+            #expect(next.seconds < Self.limit(short: baseline.seconds), "after \(name) was stopped, a short text heard \(Int(next.seconds * 1000)) ms after its post")
             #expect(try await client.finished(next.id).reason == .spoken)
             let recording = recorder.snapshot()
             #expect(recording.rms(from: stoppedAt + 0.05, to: next.postedAt) < HeardWhole.silence, "\(name): silent 50 ms after the stop")

@@ -66,6 +66,10 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         // libseccomp (libseccomp-dev), for the engine worker's system-call filter.
         .systemLibrary(name: "CSeccomp", path: "Sources/CSeccomp"),
+        // CLD2's C++ API (libcld2-dev) as one C function, and libexttextcat's fingerprints
+        // (libexttextcat-dev): the language detector's two halves.
+        .target(name: "CCLD2", path: "Sources/CCLD2", linkerSettings: [.linkedLibrary("cld2")]),
+        .systemLibrary(name: "CExtTextCat", path: "Sources/CExtTextCat"),
 
         // eSpeak-NG behind A11yCore's SpeechEngine and A11yPronunciation's PronunciationEngine.
         .target(
@@ -98,6 +102,10 @@ let package = Package(
             name: "A11yPronunciation",
             dependencies: ["A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]
         ),
+
+        // Which listed language a sentence is in: CLD2 and libexttextcat behind A11yPronunciation's
+        // `LanguageDetecting`, whose rules (`LanguageDecision`) are pure and live there.
+        .target(name: "A11yLanguageDetection", dependencies: ["A11yPronunciation", "CCLD2", "CExtTextCat"]),
 
         // What every front end shares: its socket, peer check, accept loop, connection loop and shutdown.
         .target(
@@ -145,7 +153,7 @@ let package = Package(
             name: "A11yDaemon",
             dependencies: [
                 "A11yCore", "A11yEngine", "A11yEngineWorker", "A11yAudio", "A11yPronunciation", "A11yJSONLines", "A11ySSIP", "A11yFrontEnd",
-                "A11ySystem", "A11yConfiguration",
+                "A11ySystem", "A11yConfiguration", "A11yLanguageDetection",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -269,6 +277,12 @@ let package = Package(
         .testTarget(
             name: "A11yPronunciationTests",
             dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", "A11ySystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // Sentence splitting and the language decision's rules (pure), and the detectors' accuracy on
+        // bench/language/sentences.tsv.
+        .testTarget(
+            name: "A11yLanguageDetectionTests",
+            dependencies: ["A11yLanguageDetection", "A11yPronunciation", "A11yEngine", "A11yCore"]
         ),
         .testTarget(name: "A11yAudioTests", dependencies: ["A11yAudio", "A11yCore", "A11ySystem", "A11yTestSupport"]),
         // The daemon and CLI as processes: systemd units, socket activation, autospawn, signals.

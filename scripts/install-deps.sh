@@ -18,7 +18,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 voices=
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
-packages=(libespeak-ng-dev libpulse-dev libseccomp-dev pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
+# libcld2-dev and libexttextcat-dev (with libexttextcat-data's fingerprints): the language detector.
+packages=(libespeak-ng-dev libpulse-dev libseccomp-dev libcld2-dev libexttextcat-dev libexttextcat-data pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
 beside=
 no_voices=
 while [[ $# -gt 0 ]]; do

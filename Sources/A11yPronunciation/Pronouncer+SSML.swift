@@ -15,13 +15,18 @@ extension Pronouncer {
     /// - Throws: `invalid_ssml` (malformed or refused input, message naming line and column),
     ///   `unknown_voice` (a language no voice speaks), `invalid_ipa` (a `ph` the voice cannot say).
     /// The user's `lexicon` applies to the document's text, not to `phoneme`, `sub` or `say-as`.
-    public func plan(ssml: String, defaultVoice: String, lexicon: Lexicon = .empty) async throws -> SpeechPlan {
+    /// With `languages`, each sentence of text no `xml:lang` (below `<speak>`) or `<voice>` names is
+    /// said in its own language when it is clearly in another listed one (`switchingLanguages`).
+    public func plan(
+        ssml: String, defaultVoice: String, lexicon: Lexicon = .empty, languages: LanguageSwitch? = nil
+    ) async throws -> SpeechPlan {
         let root = try SSMLParser.parse(ssml)
         var builder = SSMLPlanBuilder()
         let style = SSMLStyle(voice: defaultVoice)
         try await translate(root, style: style, into: &builder)
         let plan = builder.finish(voice: style.voice)
-        return await applying(lexicon, to: plan, explicit: builder.explicitRanges)
+        let switched = await switchingLanguages(plan, marked: builder.explicitRanges + builder.languageRanges, languages)
+        return await applying(lexicon, to: switched, explicit: builder.explicitRanges)
     }
 
     private func translate(_ element: MarkupElement, style inherited: SSMLStyle, into builder: inout SSMLPlanBuilder) async throws {
@@ -31,6 +36,8 @@ extension Pronouncer {
         // Language first: every element that carries one switches the voice for its content.
         if let language = attributes["xml:lang"] ?? (element.name == "voice" ? voiceLanguage(attributes) : nil) {
             style.voice = try await voice(for: language, element)
+            // The document's own language (`<speak xml:lang>`) is the text's; below it, stated.
+            if element.name != "speak" { style.languageStated = true }
         }
 
         switch element.name {

@@ -9,8 +9,11 @@ extension Pronouncer {
     /// `punctuation`; IPA and spelled spans are the client's word and stay as they are.
     /// - Throws: `invalid_request` (bad spans), `unknown_voice` (a `lang` no voice speaks),
     ///   `invalid_ipa` (a symbol the span's voice cannot say; the message names the span).
+    /// With `languages`, each sentence outside the spans is said in its own language when it is
+    /// clearly in another listed one (`switchingLanguages`); a span is the client's and is left alone.
     public func plan(
-        text: String, spans: [SpeechSpan] = [], defaultVoice: String, lexicon: Lexicon = .empty
+        text: String, spans: [SpeechSpan] = [], defaultVoice: String, lexicon: Lexicon = .empty,
+        languages: LanguageSwitch? = nil
     ) async throws -> SpeechPlan {
         let scalars = Array(text.unicodeScalars)
         let sorted = try SpeechSpan.validate(spans, textLength: scalars.count)
@@ -47,7 +50,9 @@ extension Pronouncer {
             cursor = span.start + span.length
         }
         addGap(upTo: scalars.count)
-        return await applying(lexicon, to: SpeechPlan(segments: segments, spokenText: text))
+        let switched = await switchingLanguages(
+            SpeechPlan(segments: segments, spokenText: text), marked: sorted.map { $0.start..<$0.start + $0.length }, languages)
+        return await applying(lexicon, to: switched)
     }
 }
 

@@ -4,6 +4,8 @@ import A11yCore
 /// How a piece of SSML text is read: what the elements around it say.
 struct SSMLStyle: Equatable {
     var voice: String
+    /// Under an element that names a language (`<lang>`, `<voice>`, `xml:lang` below `<speak>`).
+    var languageStated = false
     var spellOut = false
     var rateScale = 1.0
     var pitchScale = 1.0
@@ -33,11 +35,16 @@ struct SSMLPlanBuilder {
     /// Ranges of the spoken text the document states explicitly (`sub`, `say-as`): the user's
     /// lexicon leaves them alone.
     private(set) var explicitRanges: [Range<Int>] = []
+    /// Ranges of the spoken text whose language the document states: no detection moves them.
+    private(set) var languageRanges: [Range<Int>] = []
 
     /// Character data, read in `style`; `explicit` for what an element says how to read.
     mutating func addText(_ text: String, style: SSMLStyle, explicit: Bool = false) {
         let start = spokenCount
-        defer { if explicit, spokenCount > start { explicitRanges.append(start..<spokenCount) } }
+        defer {
+            if explicit, spokenCount > start { explicitRanges.append(start..<spokenCount) }
+            if style.languageStated, spokenCount > start { languageRanges.append(start..<spokenCount) }
+        }
         for scalar in text.unicodeScalars {
             if scalar.properties.isWhitespace {
                 pendingSpace = true

@@ -25,7 +25,7 @@ import Testing
 
     /// Every row when a change takes effect: what the reload log's "applied" and "at_next_start" say.
     @Test(arguments: [
-        ("voice.language", DaemonConfiguration.TakesEffect.onReload), ("voice.rate", .onReload), ("voice.pitch", .onReload),
+        ("voice.language", DaemonConfiguration.TakesEffect.onReload), ("voice.detect_languages", .onReload), ("voice.rate", .onReload), ("voice.pitch", .onReload),
         ("voice.volume", .onReload), ("voices", .onReload), ("piper.idle_unload_seconds", .atNextStart),
         ("queue.max_bytes", .atNextStart), ("queue.limit", .never), ("earcon.screen_changed", .atNextStart),
         ("audio.server", .atNextStart), ("audio.duck", .atNextStart), ("audio.duck_db", .atNextStart),
@@ -39,7 +39,7 @@ import Testing
 
     @Test func theRowsAreTheKeysAboveInTheDocumentedOrder() {
         #expect(DaemonConfiguration.keys.map(\.dottedName) == [
-            "voice.language", "voice.rate", "voice.pitch", "voice.volume", "voices", "piper.idle_unload_seconds", "queue.max_bytes",
+            "voice.language", "voice.detect_languages", "voice.rate", "voice.pitch", "voice.volume", "voices", "piper.idle_unload_seconds", "queue.max_bytes",
             "queue.limit", "earcon.screen_changed", "audio.server", "audio.duck", "audio.duck_db", "daemon.socket", "daemon.autospawn",
             "daemon.idle_exit_seconds", "daemon.allowed_uids", "ssip.enabled", "ssip.socket", "ssip.default_priority",
         ])
@@ -62,6 +62,7 @@ import Testing
     @Test func everyKeyReadsBackWhatItWrites() throws {
         var configuration = DaemonConfiguration()
         configuration.voice.language = "fr-FR"
+        configuration.detectLanguages = ["fr", "en-GB", "de"]
         configuration.voice.rate = 300
         configuration.voice.pitch = 40
         configuration.voice.volume = 150
@@ -96,6 +97,22 @@ import Testing
         } throws: { error in
             (error as? ConfigurationError)?.message
                 == "'ssip.default_priority' must be important, message, text, notification or progress, got \"urgent\""
+        }
+    }
+
+    /// `voice.detect_languages`: language tags, each once (case aside), in the file's order; empty is
+    /// off; anything that is not a tag is refused with the key named.
+    @Test func detectLanguagesReadsTagsAndRefusesTheRest() throws {
+        #expect(DaemonConfiguration().detectLanguages.isEmpty)
+        #expect(try DaemonConfiguration.parse("[voice]\ndetect_languages = [\"fr\", \"en-GB\", \"EN-gb\", \"pt_BR\"]").detectLanguages
+            == ["fr", "en-GB", "pt_BR"])
+        #expect(try DaemonConfiguration.parse("[voice]\ndetect_languages = []").detectLanguages.isEmpty)
+        for bad in ["\"fr\"", "[1]", "[\"\"]", "[\"f r\"]", "[\"-fr\"]", "[\"fr/../x\"]", "[\"é\"]"] {
+            #expect {
+                try DaemonConfiguration.parse("[voice]\ndetect_languages = \(bad)")
+            } throws: { error in
+                (error as? ConfigurationError)?.message.hasPrefix("'voice.detect_languages' must be a list of language tags") == true
+            }
         }
     }
 

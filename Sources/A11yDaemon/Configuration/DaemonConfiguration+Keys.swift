@@ -77,6 +77,16 @@ extension DaemonConfiguration {
                 "Empty: the user's locale (LC_ALL, LC_MESSAGES, LANG), as VoiceOver speaks the system language;",
                 "a locale eSpeak-NG has no voice for falls back to English.",
             ]),
+        Key(
+            detectLanguagesKey, \.detectLanguages, .onReload, shown: { $0.isEmpty ? "(off)" : $0.joined(separator: ",") },
+            [
+                "The languages you read, as BCP 47 tags: [\"fr\", \"en\", \"de\", \"es\", \"it\"]. Each sentence of every text",
+                "(a long sentence: each clause) that is clearly in another of them than the language it was posted in",
+                "is said in that language, by its voice ([voices], else eSpeak-NG's). Choosing only among the",
+                "languages listed is what makes short texts reliable: list only those you read. A text of 2-4 words",
+                "(a button, a label) moves only when the evidence is overwhelming; a single word or key never does;",
+                "a language given by the client (a span's lang, SSML <lang>) always wins. Empty: off.",
+            ]),
         Key(.integer("voice", "rate", in: 80...450), \.voice.rate, .onReload, ["Words per minute at a post's normal rate (rate 0.5)."]),
         Key(.integer("voice", "pitch", in: 0...100), \.voice.pitch, .onReload, ["eSpeak pitch at a post's normal pitch (pitch 1.0)."]),
         Key(
@@ -203,6 +213,25 @@ extension DaemonConfiguration {
             for entry in voices { table[entry.language] = .string(entry.voice) }
             return .table(table)
         })
+
+    /// `voice.detect_languages`: language tags, each once.
+    private static let detectLanguagesKey = ConfigurationKey<[String]>(
+        section: "voice", name: "detect_languages",
+        parse: { value, key throws(ConfigurationValueError) in
+            let requirement = "must be a list of language tags, e.g. [\"fr\", \"en\", \"de\"]"
+            guard let values = value.array else { throw ConfigurationValueError(key: key, requirement) }
+            var tags: [String] = []
+            for value in values {
+                // A tag: an ASCII letter, then letters, digits, '-' or '_' ("fr", "en-GB", "pt_BR").
+                guard let tag = value.string, let first = tag.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
+                      tag.unicodeScalars.count <= 35,
+                      tag.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") })
+                else { throw ConfigurationValueError(key: key, requirement) }
+                if !tags.contains(where: { $0.lowercased() == tag.lowercased() }) { tags.append(tag) }
+            }
+            return tags
+        },
+        encode: { .array($0.map { .string($0) }) })
 
     /// `daemon.allowed_uids`: user ids, each fitting a uid_t.
     private static let allowedUIDsKey = ConfigurationKey<[UInt32]>(

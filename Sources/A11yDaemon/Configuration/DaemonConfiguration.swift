@@ -18,6 +18,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     public var voice = Voice()
+    /// The languages the user reads (`[voice] detect_languages`, BCP 47 tags): each sentence of a
+    /// text is said in the one it is clearly in. Empty: no detection, every text in its own language.
+    public var detectLanguages: [String] = []
     /// The voice for a language, before eSpeak's own choice (`[voices]`: `en = "piper:en_US-joe-medium"`),
     /// in the file's order.
     public var voices: [LanguageVoice] = []

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import A11yLanguageDetection
 import A11yPronunciation
 import Logging
 import Synchronization
@@ -15,6 +16,8 @@ final class UtterancePlanner: Sendable {
     let configuration: Mutex<DaemonConfiguration>
     let environment: [String: String]
     let logger: Logger
+    /// The detector for the configured `detect_languages`, made again when a reload changes them.
+    private let detector = Mutex<(languages: [String], detector: LanguageDetector?)>(([], nil))
 
     init(
         engine: any SpeechEngine, pronouncer: Pronouncer, lexicon: LexiconStore, configuration: DaemonConfiguration,
@@ -65,6 +68,25 @@ final class UtterancePlanner: Sendable {
         try await voice(speaking: defaultLanguage(), isDefault: true)
     }
 
+    /// How sentences find their language in a text posted in `own`; nil when `detect_languages`
+    /// is empty.
+    func languageSwitch(own: String) -> LanguageSwitch? {
+        let languages = configuration.withLock { $0.detectLanguages }
+        guard !languages.isEmpty else { return nil }
+        let (detector, missing) = self.detector.withLock { current -> (LanguageDetector, [String]) in
+            if current.languages == languages, let detector = current.detector { return (detector, []) }
+            let detector = LanguageDetector(languages: languages)
+            current = (languages, detector)
+            return (detector, detector.missing)
+        }
+        if !missing.isEmpty {
+            logger.error(
+                "detect_languages names languages a11yd has no fingerprint for; they are never chosen",
+                metadata: ["languages": "\(missing.joined(separator: ", "))", "folder": "\(LanguageDetector.fingerprintFolder)"])
+        }
+        return LanguageSwitch(detector: detector, decision: LanguageDecision(listed: languages), own: own)
+    }
+
     /// The utterance: the text clients will see in events, the segments and settings the engine gets.
     /// Throws `SpeechError` (`unknown_voice`, `invalid_ipa`, `invalid_ssml`, `invalid_request`).
     func plan(_ request: SpeechRequest) async throws -> Utterance {
@@ -76,6 +98,7 @@ final class UtterancePlanner: Sendable {
             voice = try await self.voice(speaking: language, isDefault: request.language == nil)
         }
         let lexicon = self.lexicon.lexicon
+        let languages = languageSwitch(own: language)
         let settings = SpeechSettings(
             voice: configuration.withLock { $0.voice }, rate: request.rate, pitch: request.pitch, volume: request.volume)
         func utterance(_ text: String, _ segments: [SpeechSegment]) -> Utterance {
@@ -84,14 +107,14 @@ final class UtterancePlanner: Sendable {
         switch request.content {
         case .ssml(let ssml):
             // Translated by us into segments; never handed to eSpeak as markup.
-            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon)
+            let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: voice, lexicon: lexicon, languages: languages)
             return utterance(plan.spokenText, plan.segments)
         case .element(let element):
             let text = element.utterance(language: language)
             if text.isEmpty { throw SpeechError(.invalidRequest, "'element' has nothing to say (no label, value, traits or hint)") }
-            return utterance(text, try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon).segments)
+            return utterance(text, try await pronouncer.plan(text: text, defaultVoice: voice, lexicon: lexicon, languages: languages).segments)
         case .text(let text, let spans):
-            return utterance(text, try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon).segments)
+            return utterance(text, try await pronouncer.plan(text: text, spans: spans, defaultVoice: voice, lexicon: lexicon, languages: languages).segments)
         }
     }
 }

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
+
+/// What finding each sentence's language needs: the detector, the user's languages and the
+/// language the text was posted in (`own`: a request's `lang`, SSIP's `SET LANGUAGE`, else the
+/// default language).
+public struct LanguageSwitch: Sendable {
+    public var detector: any LanguageDetecting
+    public var decision: LanguageDecision
+    public var own: String
+    /// The most bytes of one utterance the detector reads (about five pages): past them, the rest
+    /// of a very long text keeps its own language, so that planning stays bounded in time (the
+    /// detectors take about 45 µs a sentence).
+    public static let maximumDetectedBytes = 32 * 1024
+
+    public init(detector: any LanguageDetecting, decision: LanguageDecision, own: String) {
+        self.detector = detector
+        self.decision = decision
+        self.own = own
+    }
+}
+
+extension Pronouncer {
+    /// `plan` with each sentence of its unmarked text said in its own language: every `.text`
+    /// segment not spelled out and outside `marked` (spans, SSML `<lang>`/`<voice>`, `sub`,
+    /// `say-as`: what the client stated wins) is cut into sentences, long sentences into clauses;
+    /// a piece `languages.decision` places in another listed language is said by that language's
+    /// voice (`resolveVoice`: its `[voices]` entry, else eSpeak's). Adjacent pieces in one language
+    /// stay one segment, so a text all in its own language is planned exactly as before. Offsets
+    /// stay the client's; the first piece keeps the segment's pause and mark.
+    func switchingLanguages(_ plan: SpeechPlan, marked: [Range<Int>], _ languages: LanguageSwitch?) async -> SpeechPlan {
+        guard let languages, !languages.decision.listed.isEmpty else { return plan }
+        let scalars = Array(plan.spokenText.unicodeScalars)
+        var budget = LanguageSwitch.maximumDetectedBytes
+        var voices: [String: String?] = [:]
+        var segments: [SpeechSegment] = []
+        var firstPiece: [Int] = []
+        for segment in plan.segments {
+            firstPiece.append(segments.count)
+            let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
+            guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
+                  range.upperBound <= scalars.count, !marked.contains(where: { $0.overlaps(range) }),
+                  spoken.unicodeScalars.elementsEqual(scalars[range])
+            else {
+                segments.append(segment)
+                continue
+            }
+            let pieces = Self.languagePieces(scalars, in: range, languages, budget: &budget)
+            guard pieces.contains(where: { $0.language != nil }) else {
+                segments.append(segment)
+                continue
+            }
+            for (index, piece) in pieces.enumerated() {
+                var voice = segment.voice
+                if let language = piece.language {
+                    if voices[language] == nil {
+                        voices[language] = .some(try? await engine.resolveVoice(language: language))
+                    }
+                    voice = voices[language]!! ?? segment.voice
+                }
+                var options = segment.options
+                if index > 0 {
+                    options.pauseBeforeMilliseconds = 0
+                    options.markBefore = nil
+                }
+                var text = String.UnicodeScalarView()
+                text.append(contentsOf: scalars[piece.range])
+                segments.append(SpeechSegment(
+                    content: .text(String(text)), voice: voice, sourceStart: piece.range.lowerBound,
+                    sourceLength: piece.range.count, options: options))
+            }
+        }
+        let marks = plan.marks.map { mark in
+            var mark = mark
+            if mark.segmentIndex < firstPiece.count { mark.segmentIndex = firstPiece[mark.segmentIndex] }
+            return mark
+        }
+        return SpeechPlan(segments: segments, spokenText: plan.spokenText, marks: marks)
+    }
+
+    /// `range` of `scalars` as consecutive pieces, each with the listed language it is said in (nil:
+    /// the text's own), adjacent pieces of one language joined.
+    static func languagePieces(
+        _ scalars: [Unicode.Scalar], in range: Range<Int>, _ languages: LanguageSwitch, budget: inout Int
+    ) -> [(range: Range<Int>, language: String?)] {
+        var pieces: [(range: Range<Int>, language: String?)] = []
+        func add(_ range: Range<Int>, _ language: String?) {
+            if let last = pieces.last, last.language == language, last.range.upperBound == range.lowerBound {
+                pieces[pieces.count - 1].range = last.range.lowerBound..<range.upperBound
+            } else {
+                pieces.append((range, language))
+            }
+        }
+        let ownBase = LanguageDecision.base(languages.own)
+        let sentences = SentenceSplitter.sentences(of: scalars, in: range)
+        var decided = sentences.map { sentence -> (words: Int, language: String?) in
+            (SentenceSplitter.wordCount(scalars, in: sentence), decide(scalars, sentence, own: languages.own, languages, budget: &budget))
+        }
+        // A short sentence among others ("Lo salto.", "Exit status: always succeeds.") says too little
+        // of its language alone: it is said in the language of the sentence before it (the first
+        // one, of the sentence after it).
+        if decided.count > 1 {
+            for index in decided.indices where decided[index].words <= LanguageDecision.shortWords {
+                if index > 0 {
+                    decided[index].language = decided[index - 1].language
+                } else if let next = decided.indices.dropFirst().first(where: { decided[$0].words > LanguageDecision.shortWords }) {
+                    decided[index].language = decided[next].language
+                }
+            }
+        }
+        for (sentence, (_, language)) in zip(sentences, decided) {
+            let clauses = SentenceSplitter.clauses(of: scalars, in: sentence)
+            guard clauses.count > 1 else {
+                add(sentence, language)
+                continue
+            }
+            // A clause leaves its sentence's language only when it is itself clearly in another.
+            let sentenceLanguage = language ?? languages.own
+            for clause in clauses {
+                var clauseLanguage = decide(scalars, clause, own: sentenceLanguage, languages, budget: &budget) ?? language
+                if let chosen = clauseLanguage, LanguageDecision.base(chosen) == ownBase { clauseLanguage = nil }
+                add(clause, clauseLanguage)
+            }
+        }
+        return pieces
+    }
+
+    /// The listed language a piece is in, when another than `own`; nil when it stays, when it is too
+    /// short to tell (a character, a word), or when the utterance's detection budget is spent.
+    private static func decide(
+        _ scalars: [Unicode.Scalar], _ range: Range<Int>, own: String, _ languages: LanguageSwitch, budget: inout Int
+    ) -> String? {
+        let words = SentenceSplitter.wordCount(scalars, in: range)
+        guard LanguageDecision.isWorthDetecting(words: words, letters: SentenceSplitter.letterCount(scalars, in: range)),
+              budget > 0
+        else { return nil }
+        var text = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in scalars[range] {
+            let length = UTF8.width(scalar)
+            if bytes + length > LanguageDecision.maximumBytes { break }
+            bytes += length
+            text.append(scalar)
+        }
+        budget -= bytes
+        guard let evidence = languages.detector.evidence(for: String(text)) else { return nil }
+        return languages.decision.choose(evidence, own: own, words: words)
+    }
+}

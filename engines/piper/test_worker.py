@@ -1174,16 +1174,17 @@ class SandboxedRateTests(unittest.TestCase):
             self.skipTest(f"no built a11yd at {a11yd} to start the worker in its sandbox (swift build; or A11YD=PATH)")
         worker = Worker("--preload", "en_US-joe-medium", launcher=a11yd)
         self.assertIn("landlock", worker.ready[2])
-        text = "The quick brown fox jumps over the lazy dog."
+        text = RateOverTheChannelTests.TEXT
         seconds = []
         for request_id, rate in ((1, 175), (2, 450)):
             worker.send(text_request(request_id, text, rate=rate))
             audio, words, _, (status, message), _ = worker.utterance(request_id)
-            self.assertEqual((status, len(words)), (0, 9), message)
+            self.assertEqual((status, len(words)), (0, len(text.split())), message)
             seconds.append(voiced_seconds(audio))
         self.assertEqual(worker.close(), 0)
         self.assertEqual(worker.stderr(), "", "nothing in the worker's log: libsonic loaded")
-        self.assertGreaterEqual(seconds[0] / seconds[1], 2.2, seconds)
+        # eSpeak-NG: 2.3x; the length scale alone: 1.7x (voiced time in 20 ms windows: a few % of noise).
+        self.assertGreaterEqual(seconds[0] / seconds[1], 2.15, seconds)
 
 
 class ProtocolTests(unittest.TestCase):

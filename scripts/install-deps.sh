@@ -20,6 +20,8 @@ voices=
 # libc6-dev and libstdc++-12-dev: the static libc.a and libstdc++.a a11ysay is linked with (Swift needs them anyway).
 # libcld2-dev and libexttextcat-dev (with libexttextcat-data's fingerprints): the language detector.
 packages=(libespeak-ng-dev libpulse-dev libseccomp-dev libcld2-dev libexttextcat-dev libexttextcat-data pulseaudio pulseaudio-utils systemd libc6-dev libstdc++-12-dev)
+# libsonic0: the Piper worker's time-stretch past its model's speed (libespeak-ng1 already depends on it).
+packages+=(libsonic0)
 beside=
 no_voices=
 while [[ $# -gt 0 ]]; do

@@ -29,6 +29,9 @@ What it does, and how it differs from the eSpeak worker:
 - Word events come from the model's per-phoneme durations when the voice has that output (install-voices.sh
   adds it with piper.patch_voice_with_alignment); otherwise each clause's duration is shared out in
   proportion to phoneme counts, and the log says so once per voice.
+- Rate: the model's length scale up to MODEL_TOP_SPEED times the voice's speed, then libsonic's
+  pitch-preserving time-stretch (ctypes), streamed piece by piece and flushed at each unit's end; word and
+  mark frames are scaled by the stretch. Without libsonic: the length scale alone, logged once.
 - Loudness: each clause is scaled to a fixed RMS (over its voiced 20 ms windows) that matches eSpeak-NG's
   at the same volume, then peak-limited at -1 dBFS; Piper's own peak normalisation is not used. The first
   clause's first piece, sent before the clause's loudness is known, is scaled on its own (Output.scaled).

@@ -14,7 +14,7 @@ import Synchronization
 public final class EngineRouter: SpeechEngine, PronunciationEngine {
     public let espeak: any SpeechEngine & PronunciationEngine
     /// nil while no Piper runtime is installed.
-    private let piper: Mutex<(any SpeechEngine)?>
+    let piper: Mutex<(any SpeechEngine)?>
     /// Where a Piper engine comes from once its runtime is installed (a reload after the install).
     private let piperSource: (any PiperSource)?
     /// Piper's voices, including those that cannot speak (`VoiceInfo.problem`): found again on reload.
@@ -23,14 +23,20 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     private let configured: Mutex<VoiceCatalog>
     /// The short utterances said last, replayed without an engine (`EngineRouter+Memory.swift`).
     let memory: Mutex<SpeechMemory>
+    /// The characters a screen reader echoes, said ahead in the natural voice (`EngineRouter+Echoes.swift`);
+    /// `echoesAhead` false: none are.
+    let echoes: Mutex<EchoMemory>
+    let echoesAhead: Bool
+    let echoRendering = Mutex(EchoRendering())
 
     public var format: AudioFormat { espeak.format }
 
-    /// `memory` bounds what is kept of short utterances said (nil: `SpeechMemory.Limits.standard`).
+    /// `memory` bounds what is kept of short utterances said (nil: `SpeechMemory.Limits.standard`);
+    /// `echoes`, the characters said ahead in the natural voice (nil: none are).
     /// Without `piper`, `piperSource` is asked for one at each reload.
     public init(
         espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice],
-        piperSource: (any PiperSource)? = nil, memory: SpeechMemory.Limits? = nil
+        piperSource: (any PiperSource)? = nil, memory: SpeechMemory.Limits? = nil, echoes: EchoMemory.Limits? = nil
     ) {
         self.espeak = espeak
         self.piper = Mutex(piper)
@@ -38,6 +44,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         self.piperVoices = Mutex(piperVoices)
         self.configured = Mutex(VoiceCatalog([]))
         self.memory = Mutex(SpeechMemory(limits: memory ?? .standard(sampleRate: espeak.format.sampleRate)))
+        self.echoes = Mutex(EchoMemory(limits: echoes ?? EchoMemory.Limits(bytes: 0)))
+        self.echoesAhead = echoes != nil
     }
 
     /// The Piper voices found now (on SIGHUP: a voice the user dropped in a folder speaks without a
@@ -51,6 +59,7 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         piperVoices.withLock { $0 = found }
         // A model may have been replaced under its old name.
         memory.withLock { $0.forgetAll() }
+        forgetEchoes()
         return await setDefaultVoices(defaults)
     }
 
@@ -106,6 +115,19 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     /// A short utterance said before is replayed from `memory`; one that may be kept is kept once
     /// its engine has said it whole.
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+        // In the natural voice, an echo said ahead is replayed; anything else is speech, which the
+        // rendering of echoes at its settings (begun now if they are new) yields to.
+        guard let settings = echoSettings(of: request) else { return recalledOrSaid(request) }
+        if let echo = EchoMemory.echo(of: request, isSlow: saysEchoesAhead), let said = echoes.withLock({ $0.recall(echo) }) {
+            return Self.replaying(said)
+        }
+        let speech = countedAsSpeech(recalledOrSaid(request))
+        renderEchoes(at: settings)
+        return speech
+    }
+
+    /// `request` from `memory` when said before, else from its engine, and kept.
+    private func recalledOrSaid(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         // A long text is not even looked up: hashing it would cost more than it could save.
         guard memory.withLock({ $0.mayKeep(request) }) else { return routed(request) }
         if let said = memory.withLock({ $0.recall(request) }) { return Self.replaying(said) }
@@ -113,7 +135,7 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     }
 
     /// The engine (or engines, run by run) that says `request`.
-    private func routed(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
+    func routed(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let runs = Self.runs(of: request.segments)
         // The common case goes straight through: nothing between the engine and the player.
         if runs.count <= 1, runs.first?.engine ?? .espeak == .espeak {

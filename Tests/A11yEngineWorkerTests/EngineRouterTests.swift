@@ -217,6 +217,53 @@ import Testing
         await #expect(throws: SpeechError.self) { _ = try await collect(alone.synthesize(utterance)) }
     }
 
+    // MARK: - Echoes said ahead (EchoMemory)
+
+    /// Once the natural voice speaks at a rate, every echo is rendered at it in the background, and
+    /// an echo asked for then is told at once, the engine not asked, with the words and marks of the
+    /// utterance asked for. eSpeak's voices are never rendered ahead.
+    @Test func echoesAreSaidAheadInTheNaturalVoiceAndToldAtOnce() async throws {
+        let espeak = Recording(tag: 1, voices: [VoiceInfo(identifier: "en-us", name: "English", languages: ["en-us"])])
+        let piper = Recording(tag: 2, samples: 7, voices: [Self.joe.info])
+        let router = EngineRouter(espeak: espeak, piper: piper, piperVoices: [Self.joe], echoes: .standard)
+        let sentence = Utterance(segments: [segment("Hello there", "piper:en_US-joe-medium", at: 0)], rate: 300, pitch: 50, volume: 100)
+        _ = try await collect(router.synthesize(sentence))
+        await router.echoRendering.withLock { $0.task }?.value
+        let rendered = piper.requests.withLock { $0 }.dropFirst()
+        #expect(rendered.count == EchoMemory.forms.count, "every form rendered once: \(rendered.count)")
+        #expect(rendered.allSatisfy { $0.rate == 300 }, "at the rate the voice was used at")
+
+        var typed = segment("a ", "piper:en_US-joe-medium", at: 5)
+        typed.options.markBefore = "5:6"
+        let echo = Utterance(segments: [typed], rate: 300, pitch: 50, volume: 100)
+        let told = try await collect(router.synthesize(echo))
+        #expect(piper.requests.withLock { $0.count } == 1 + EchoMemory.forms.count, "told without asking the engine")
+        #expect(told.flatMap(\.words) == [WordMark(frame: 0, start: 5, length: 1), WordMark(frame: 7, start: 6, length: 1)])
+        #expect(told.first?.marks == [NamedMark(frame: 0, name: "5:6")])
+
+        _ = try await collect(router.synthesize(Utterance(segments: [segment("a", "en-us", at: 0)], rate: 300, pitch: 50, volume: 100)))
+        #expect(router.echoRendering.withLock { $0.task } == nil, "nothing rendered ahead for eSpeak")
+    }
+
+    /// Speech in the natural voice comes first: a rendering under way is cut short for it, and goes
+    /// on once it is over.
+    @Test func speechCutsTheRenderingShortAndItGoesOnAfter() async throws {
+        let piper = Recording(tag: 2, samples: 7, voices: [Self.joe.info])
+        let router = EngineRouter(espeak: Recording(tag: 1, voices: []), piper: piper, piperVoices: [Self.joe], echoes: .standard)
+        let settings = EchoMemory.Settings(voice: "piper:en_US-joe-medium", rate: 175, pitch: 50, volume: 100)
+        do {
+            let held = router.countedAsSpeech(EngineRouter.replaying([]))
+            router.renderEchoes(at: settings)
+            // The rendering task has had every chance to run: it waits for the speech to be let go.
+            for _ in 0..<100 { await Task.yield() }
+            #expect(router.echoes.withLock { $0.nextToRender(for: settings) } == EchoMemory.forms[0], "nothing rendered while speech is held")
+            #expect(piper.requests.withLock { $0.isEmpty })
+            withExtendedLifetime(held) {}
+        }
+        await router.echoRendering.withLock { $0.task }?.value
+        #expect(router.echoes.withLock { $0.nextToRender(for: settings) } == nil, "all rendered once the speech was let go")
+    }
+
     // MARK: - Said again (SpeechMemory)
 
     /// A key's echo said again comes from memory, the same chunks, words and marks, the engines not

@@ -27,6 +27,7 @@ final class DaemonHarness {
     let pulse: any PrivateSoundServer
     let socketPath: String
     let speech: SpeechService
+    let engines: EngineRouter
     /// Where the user's lexicon.pls is written.
     let lexiconFolder: String
     private let group: ServiceGroup
@@ -81,6 +82,7 @@ final class DaemonHarness {
         let services = try await Daemon(options: options, logger: Self.logger)
             .services(configuration: configuration, configPath: lexiconFolder + "/a11yd.toml", idleExitClock: idleExitClock)
         speech = services.speech
+        engines = services.engines
         workerEngines = { [services] in services.workerEngines }
         if soundServerRunning { try await services.output.waitUntilConnected() }
         speechEvents = speech.events()

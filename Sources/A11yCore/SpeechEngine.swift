@@ -6,7 +6,7 @@ public struct Utterance: Sendable, Hashable {
     /// As clients see it (for an element, the composed sentence; for SSML, the spoken text).
     public var text: String
     public var segments: [SpeechSegment]
-    /// Words per minute (eSpeak scale, 80...450).
+    /// Words per minute (eSpeak scale, 80...450, up to 900 where `[voice] top_rate` says so).
     public var rate: Int
     /// 0...100, 50 is the voice's normal pitch.
     public var pitch: Int

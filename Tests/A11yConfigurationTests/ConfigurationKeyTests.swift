@@ -25,7 +25,7 @@ import Testing
 
     /// Every row when a change takes effect: what the reload log's "applied" and "at_next_start" say.
     @Test(arguments: [
-        ("voice.language", DaemonConfiguration.TakesEffect.onReload), ("voice.detect_languages", .onReload), ("voice.rate", .onReload), ("voice.pitch", .onReload),
+        ("voice.language", DaemonConfiguration.TakesEffect.onReload), ("voice.detect_languages", .onReload), ("voice.rate", .onReload), ("voice.top_rate", .onReload), ("voice.pitch", .onReload),
         ("voice.volume", .onReload), ("voices", .onReload), ("piper.idle_unload_seconds", .atNextStart),
         ("queue.max_bytes", .atNextStart), ("queue.limit", .never), ("earcon.screen_changed", .atNextStart),
         ("audio.server", .atNextStart), ("audio.duck", .atNextStart), ("audio.duck_db", .atNextStart),
@@ -39,7 +39,7 @@ import Testing
 
     @Test func theRowsAreTheKeysAboveInTheDocumentedOrder() {
         #expect(DaemonConfiguration.keys.map(\.dottedName) == [
-            "voice.language", "voice.detect_languages", "voice.rate", "voice.pitch", "voice.volume", "voices", "piper.idle_unload_seconds", "queue.max_bytes",
+            "voice.language", "voice.detect_languages", "voice.rate", "voice.top_rate", "voice.pitch", "voice.volume", "voices", "piper.idle_unload_seconds", "queue.max_bytes",
             "queue.limit", "earcon.screen_changed", "audio.server", "audio.duck", "audio.duck_db", "daemon.socket", "daemon.autospawn",
             "daemon.idle_exit_seconds", "daemon.allowed_uids", "ssip.enabled", "ssip.socket", "ssip.default_priority",
         ])
@@ -64,6 +64,7 @@ import Testing
         configuration.voice.language = "fr-FR"
         configuration.detectLanguages = ["fr", "en-GB", "de"]
         configuration.voice.rate = 300
+        configuration.voice.topRate = 800
         configuration.voice.pitch = 40
         configuration.voice.volume = 150
         configuration.voices = [.init(language: "en", voice: "piper:en_US-joe-medium"), .init(language: "pt-BR", voice: "pt \"br\"")]

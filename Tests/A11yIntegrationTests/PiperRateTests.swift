@@ -51,6 +51,35 @@ import Testing
         await daemon.shutDown()
     }
 
+    /// `[voice] top_rate = 900` takes both voices there: at the top of the scale each says the sentence
+    /// about twice as fast as at 450 words a minute (on the same scale, rate 0.69), every word told. (The
+    /// pitch at that speed is checked on the worker's own output, frame by frame, in test_worker.py: a
+    /// median over so short a recording at the sink locks on the octave above.)
+    @Test func aTopRateOf900TakesBothVoicesThere() async throws {
+        var configuration = DaemonConfiguration()
+        configuration.voice.topRate = 900
+        let daemon = try await DaemonHarness(configuration: configuration, piper: true)
+        let client = try await daemon.client()
+        let at450 = 0.5 + 0.5 * (450.0 - 175) / (900 - 175)
+        for (engine, voice, lang) in [("piper", PiperTestVoice.identifier, nil), ("espeak", nil, "en-us")] as [(String, String?, String?)] {
+            var heard: [Double: Recording] = [:]
+            for rate in [at450, 1.0] {
+                let recorder = try daemon.recorder()
+                let id = try await client.post(Post.say(Self.text, rate: rate, lang: lang, voice: voice))
+                #expect(try await client.finished(id).reason == .spoken, "\(engine) at \(rate)")
+                try await Task.sleep(for: .milliseconds(150))
+                heard[rate] = recorder.stop()
+                let words = await client.events(of: id).filter { $0.event == "word" }.compactMap(\.start)
+                #expect(words == wordStarts(Self.text), "\(engine) at \(rate): every word told once, in order")
+            }
+            let slow = try #require(heard[at450]), fast = try #require(heard[1.0])
+            let speedup = slow.voicedDuration / max(fast.voicedDuration, 0.001)
+            print("PiperRateTests: \(engine) at 900 wpm \(speedup)x as fast as at 450")
+            #expect(fast.voicedDuration > 0.3 && speedup >= 1.5, "\(engine): 900 wpm is \(speedup)x as fast as 450")
+        }
+        await daemon.shutDown()
+    }
+
     /// The median F0 (Hz) of a recording's voiced 30 ms frames (10 ms apart), at 12 kHz (mean of each 4
     /// samples at 48 kHz): the lag of the highest normalised cross-correlation of the frame with the signal
     /// that lag later, 65 to 400 Hz, when at least 0.6, in frames within 20 dB of the loudest.

@@ -37,4 +37,19 @@ import Testing
         let fromSSIP = SpeechSettings(voice: voice, rate: nil, pitch: SSIPSettings.requestPitch(ssip), volume: nil)
         #expect(fromJSON.pitch == fromSSIP.pitch, "PITCH \(ssip) and pitch \(multiplier)")
     }
+
+    /// The rate scale: 80 wpm at its bottom, the configured rate at its middle, the configured top
+    /// rate at its top (450 unless `[voice] top_rate` says up to 900); SSIP's RATE lands on the same.
+    @Test(arguments: [
+        (450, 0.0, 80), (450, 0.5, 175), (450, 0.75, 313), (450, 1.0, 450),
+        (900, 0.5, 175), (900, 0.75, 538), (900, 1.0, 900),
+    ])
+    func theTopOfTheRateScaleIsTheConfiguredTopRate(top: Int, rate: Double, wordsPerMinute: Int) {
+        var voice = DaemonConfiguration.Voice()
+        voice.topRate = top
+        #expect(SpeechSettings(voice: voice, rate: rate, pitch: nil, volume: nil).rate == wordsPerMinute)
+        if rate == 1.0 {
+            #expect(SpeechSettings(voice: voice, rate: SSIPSettings.requestRate(100), pitch: nil, volume: nil).rate == top, "SSIP RATE 100")
+        }
+    }
 }

@@ -88,6 +88,14 @@ extension DaemonConfiguration {
                 "a language given by the client (a span's lang, SSML <lang>) always wins. Empty: off.",
             ]),
         Key(.integer("voice", "rate", in: 80...450), \.voice.rate, .onReload, ["Words per minute at a post's normal rate (rate 0.5)."]),
+        Key(
+            .integer("voice", "top_rate", in: 450...900), \.voice.topRate, .onReload,
+            [
+                "Words per minute at the top of the scale (a post's rate 1.0, SSIP RATE 100), in every voice. Past",
+                "450, eSpeak-NG speeds up by its own time-stretch (libsonic) and the natural voice by a11yd's: the",
+                "words stay whole and the pitch held, but vowels shorten and pauses shrink; at 900, twice eSpeak's",
+                "usual top, a listener used to fast speech follows it, a newcomer does not.",
+            ]),
         Key(.integer("voice", "pitch", in: 0...100), \.voice.pitch, .onReload, ["eSpeak pitch at a post's normal pitch (pitch 1.0)."]),
         Key(
             .integer("voice", "volume", in: 0...200), \.voice.volume, .onReload,

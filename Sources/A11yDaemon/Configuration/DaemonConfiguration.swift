@@ -10,6 +10,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var language: String? = nil
         /// Words per minute at `rate: 0.5`.
         public var rate: Int = 175
+        /// Words per minute at the top of the scale (`rate: 1.0`, SSIP `RATE 100`), for every engine:
+        /// eSpeak past 450 by its own speed-up, the natural voice by its time-stretch.
+        public var topRate: Int = 450
         /// eSpeak pitch at `pitch: 1.0` (0...100).
         public var pitch: Int = 50
         /// eSpeak volume at `volume: 1.0` (0...200). 200, as loud as speech-dispatcher's espeak-ng

@@ -3,7 +3,8 @@ import A11yCore
 
 /// Maps AVSpeechUtterance's scales, which clients use, onto eSpeak's.
 ///
-/// rate 0...1 (0.5 normal) becomes 80 wpm ... configured rate ... 450 wpm, piecewise linear;
+/// rate 0...1 (0.5 normal) becomes 80 wpm ... configured rate ... configured top rate (450 by
+/// default, up to 900), piecewise linear;
 /// a pitch shift of -1...1 octave becomes eSpeak pitch 0...100 around the configured pitch (the
 /// ends of its scale an octave down or up); volume 0...1 scales the configured volume.
 struct SpeechSettings: Sendable, Equatable {
@@ -16,7 +17,7 @@ struct SpeechSettings: Sendable, Equatable {
         if let rate {
             self.rate = rate <= 0.5
                 ? Int((80 + (Double(base) - 80) * rate / 0.5).rounded())
-                : Int((Double(base) + (450 - Double(base)) * (rate - 0.5) / 0.5).rounded())
+                : Int((Double(base) + (Double(max(voice.topRate, base)) - Double(base)) * (rate - 0.5) / 0.5).rounded())
         } else {
             self.rate = base
         }

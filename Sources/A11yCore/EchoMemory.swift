@@ -61,7 +61,8 @@ public struct EchoMemory: Sendable {
 
         public init(bytes: Int) { self.bytes = bytes }
 
-        /// 4 MiB: every form of `characters` at two settings (about 1.7 MiB each at 22,050 Hz).
+        /// 4 MiB: every form of `characters` at one setting (2.4 MB in the natural voice at 214 words a
+        /// minute, 22,050 Hz) and much of the next.
         public static let standard = Limits(bytes: 4 << 20)
     }
 

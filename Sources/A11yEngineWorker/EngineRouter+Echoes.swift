@@ -125,6 +125,9 @@ extension EngineRouter {
         await echoRendering.withLock { $0.task }?.value
     }
 
+    /// The bytes of audio the echoes said ahead take now (within `EchoMemory.Limits`).
+    public var echoBytes: Int { echoes.withLock { $0.bytes } }
+
     /// Stops rendering and forgets what was rendered (a reload: a model may have changed).
     func forgetEchoes() {
         let task = echoRendering.withLock { rendering -> Task<Void, Never>? in

@@ -928,15 +928,22 @@ class StartTests(unittest.TestCase):
             self.assertEqual(worker.close(), 0)
 
 
+def sandboxed_worker(test):
+    """The worker with the voice loaded, started by the built a11yd in its sandbox (Landlock, seccomp),
+    or `test` skipped saying why."""
+    a11yd = os.environ.get("A11YD", os.path.join(REPO, ".build", "debug", "a11yd"))
+    if not os.access(a11yd, os.X_OK):
+        test.skipTest(f"no built a11yd at {a11yd} to start the worker in its sandbox (swift build; or A11YD=PATH)")
+    worker = Worker("--preload", "en_US-joe-medium", launcher=a11yd)
+    test.assertIn("landlock", worker.ready[2])
+    return worker
+
+
 class SandboxTests(unittest.TestCase):
     def test_onnxruntime_writes_nothing_in_the_sandbox(self):
         # In a11yd's sandbox onnxruntime 1.32 warned at every start, with colour codes, that it could not
         # keep a telemetry device id (nothing may be written) and could not list GPUs under /sys/bus/pci.
-        a11yd = os.environ.get("A11YD", os.path.join(REPO, ".build", "debug", "a11yd"))
-        if not os.access(a11yd, os.X_OK):
-            self.skipTest(f"no built a11yd at {a11yd} to start the worker in its sandbox (swift build; or A11YD=PATH)")
-        worker = Worker("--preload", "en_US-joe-medium", launcher=a11yd)
-        self.assertIn("landlock", worker.ready[2])
+        worker = sandboxed_worker(self)
         worker.send(text_request(1, "Hello there."))
         audio, words, _, (status, _), _ = worker.utterance(1)
         self.assertEqual((status, len(words)), (0, 2))
@@ -1171,11 +1178,7 @@ class NoSonicTests(unittest.TestCase):
 
 class SandboxedRateTests(unittest.TestCase):
     def test_libsonic_loads_and_stretches_in_the_sandbox(self):
-        a11yd = os.environ.get("A11YD", os.path.join(REPO, ".build", "debug", "a11yd"))
-        if not os.access(a11yd, os.X_OK):
-            self.skipTest(f"no built a11yd at {a11yd} to start the worker in its sandbox (swift build; or A11YD=PATH)")
-        worker = Worker("--preload", "en_US-joe-medium", launcher=a11yd)
-        self.assertIn("landlock", worker.ready[2])
+        worker = sandboxed_worker(self)
         text = RateOverTheChannelTests.TEXT
         seconds = []
         for request_id, rate in ((1, 175), (2, 450)):

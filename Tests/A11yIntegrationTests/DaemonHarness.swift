@@ -58,6 +58,7 @@ final class DaemonHarness {
     init(
         configuration: DaemonConfiguration = DaemonConfiguration(), socketPath: String? = nil, outboxLimits: Outbox<ServerMessage>.Limits = .init(),
         ssip: Bool = false, soundServer: SoundServerKind = .pulseAudio, soundServerRunning: Bool = true, piper: Bool = false,
+        echoesAhead: Bool = false,
         idleExitClock: any Clock<Duration> = ContinuousClock()
     ) async throws {
         pulse = try soundServer.make(started: soundServerRunning)
@@ -75,6 +76,7 @@ final class DaemonHarness {
         var options = Daemon.Options(socketPath: self.socketPath, environment: environment)
         options.ssipSocketPath = ssipPath
         options.ssipDisabled = !ssip
+        options.echoesAhead = echoesAhead
         options.jsonLines.outboxLimits = outboxLimits
         var configuration = configuration
         configuration.voice.language = configuration.voice.language ?? "fr"

@@ -14,7 +14,7 @@ import Testing
     static let medianBound = 0.015
 
     @Test func everyLetterSoundsAtOnceTheFirstTimeInTheNaturalVoice() async throws {
-        let daemon = try await DaemonHarness(piper: true)
+        let daemon = try await DaemonHarness(piper: true, echoesAhead: true)
         let client = try await daemon.client()
         let rate = 0.55  // never used by another test: no letter was said at it before
         let warm = try await client.post(.say("Ready to type.", rate: rate, voice: PiperTestVoice.identifier))
@@ -53,7 +53,7 @@ import Testing
     /// Orca's own forms over SSIP: a typed letter (`SPEAK` of SSML, a mark before the letter and a
     /// space after it) and a character read (`CHAR`), each the first time, after the voice spoke once.
     @Test func orcasEchoesOverSSIPSoundAtOnceTheFirstTime() async throws {
-        let daemon = try await DaemonHarness(ssip: true, piper: true)
+        let daemon = try await DaemonHarness(ssip: true, piper: true, echoesAhead: true)
         let path = try #require(daemon.ssipSocketPath)
         let ssip = try await offThePool { try RawSSIPClient(path: path) }
         defer { ssip.close() }

@@ -201,8 +201,6 @@ import Glibc
         let first = try await say()
         #expect(first.finished.reason == .spoken)
         let worker = try #require(first.worker)
-        // The echoes said ahead at the item's rate keep the worker busy until they are rendered.
-        await daemon.engines.echoesRendered()
         let deadline = ContinuousClock.now + .seconds(10)
         while piperWorkers().contains(worker), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(piperWorkers().isEmpty, "the idle worker was ended")

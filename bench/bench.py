@@ -978,11 +978,72 @@ class Bench:
             log(f"piper part: {voice}, stop → silence:", ms(stats(stops).get("median")))
             if voice == "piper":  # before eSpeak's runs outlast the worker's idle time
                 out["memory"]["worker, after the long texts"] = [memory(p) for p in self.piper_worker_pids()]
+        self.piper_echo_and_top_rate(a11y, out)
         time.sleep(7)
         out["memory"]["workers left after 7 s idle (unload at 5 s)"] = len(self.piper_worker_pids())
         out["memory"]["a11yd after the unload"] = memory(self.a.a11yd_pid)
         a11y.close()
         self.results["piper"] = out
+
+    def until_workers_quiet(self, timeout=60):
+        """Waits until the Piper workers' CPU time stops moving for 1 s (the characters said ahead are
+        rendered): how long that took."""
+        t0 = now()
+        last = None
+        while now() - t0 < timeout:
+            ticks = sum(cpu(p)["ticks"] for p in self.piper_worker_pids())
+            if ticks == last:
+                return now() - t0
+            last = ticks
+            time.sleep(1)
+        return None
+
+    def piper_echo_and_top_rate(self, a11y, out):
+        """Key echo in the natural voice (issue 42): a-z posted one by one at a rate nothing was said at, once
+        the voice spoke at it and its worker went quiet (the characters said ahead rendered), then the same
+        letters again (from memory); eSpeak's English the same way. Then the top of the scale (rate 1.0): the
+        40 words' first sound and the worker's CPU time over the audio's length (real-time factor)."""
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        for voice, fields in [("piper", {"voice": self.PIPER_VOICE, "lang": None}), ("espeak-ng en-us", {"lang": "en-us"})]:
+            rate = never_said_rate(50)
+            kw = {k: v for k, v in fields.items() if v is not None}
+            a11y.post("Ready to type.", rate=rate, **kw)
+            self.rec.wait_quiet(self.rec.count(), 300, 10)
+            if voice == "piper":
+                out["echoes rendered after (s)"] = self.until_workers_quiet()
+            for when in ("first time", "said again"):
+                values = []
+                for letter in letters:
+                    self.rec.settle(150)
+                    n0 = self.rec.count()
+                    t0 = now()
+                    a11y.post(letter, rate=rate, **kw)
+                    k = self.rec.wait_loud(n0, LOUD, 5)
+                    values.append(None if k is None else self.rec.time_of(k) - t0)
+                    self.rec.wait_quiet(self.rec.count(), 150, 5)
+                out["first_sound"][f"{voice}, key echo a-z, {when}"] = {"values": values, **stats(values)}
+                log(f"piper part: {voice}, key echo a-z, {when}:", ms(stats(values).get("median")))
+        firsts, factors = [], []
+        # The worker loaded again (its idle unload is 5 s here) before the runs measured.
+        a11y.post("Ready.", voice=self.PIPER_VOICE, lang=None, rate=1.0)
+        self.rec.wait_quiet(self.rec.count(), 300, 30)
+        for _ in range(3):
+            self.rec.settle(300)
+            workers = self.piper_worker_pids()
+            before = {p: cpu(p)["ticks"] for p in workers}
+            n0 = self.rec.count()
+            t0 = now()
+            a11y.post(self.PIPER_TEXTS["40 words"], voice=self.PIPER_VOICE, lang=None, rate=1.0)
+            k = self.rec.wait_loud(n0, LOUD, 10)
+            end = self.rec.wait_quiet(self.rec.count(), 600, 30)
+            firsts.append(None if k is None else self.rec.time_of(k) - t0)
+            if k is not None and end is not None:
+                heard = self.rec.time_of(end) - self.rec.time_of(k)
+                used = sum(cpu(p)["ticks"] - before.get(p, 0) for p in workers) / os.sysconf("SC_CLK_TCK")
+                factors.append(used / heard if heard > 0 else None)
+        out["first_sound"]["piper, 40 words at the top rate (1.0)"] = {"values": firsts, **stats(firsts)}
+        out["top rate real-time factor"] = stats([f for f in factors if f is not None])
+        log("piper part: 40 words at the top rate:", ms(stats(firsts).get("median")), "real-time factor", factors)
 
     def run_only(self, part):
         """One part alone, with the recorder (`BENCH_ONLY=orca_echo bench/run.sh`)."""
@@ -1103,6 +1164,13 @@ def piper_markdown(piper):
     for name, s in piper.get("stop", {}).items():
         L.append(f"| {name}, stop 0.5 s into the 40 words → silence | {ms(s.get('median'))} | {ms(s.get('p90'))} | "
                  f"{ms(s.get('min'))} | {len(s.get('values', []))} |")
+    rendered = piper.get("echoes rendered after (s)")
+    factor = piper.get("top rate real-time factor", {}).get("median")
+    L.append("")
+    L.append("Key echo: a-z posted one by one at a rate nothing was said at, once the voice spoke at it "
+             + ("and its worker went quiet " + (f"({rendered:.1f} s: the characters said ahead rendered)" if rendered else "(did not within 60 s)"))
+             + "; then the same letters again. At the top rate (1.0, 450 words a minute) the Piper worker's CPU time (its "
+             + "two inference threads and the stretch) over the 40 words' length heard: " + (f"{factor:.3f}" if factor is not None else "?") + ".")
     L.append("")
     memory = piper.get("memory", {})
     cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"

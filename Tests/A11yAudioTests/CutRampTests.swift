@@ -59,8 +59,8 @@ struct CutRampTests {
 
     /// One server, one recorder and one output for every cut (a fresh server costs its null sink's
     /// first 2 s block before the recorder hears anything). A cut heard wrong is asked again at
-    /// the same moment once, at the end: a loaded machine makes the servers drop a block now and
-    /// then (a gap of silence amid the tone, before any cut); a fault of the cut's shows twice.
+    /// the same moment, at the end, up to twice: a loaded machine makes the servers drop a block now
+    /// and then (a gap of silence amid the tone, before any cut); a fault of the cut's shows each time.
     @Test(arguments: SoundServerKind.allCases)
     func everyCutRampsDownAndEveryResumeRampsUp(_ kind: SoundServerKind) async throws {
         let server = try kind.make()
@@ -121,14 +121,17 @@ struct CutRampTests {
         }
         let first = recorder.snapshot()
         let heard = asked.map { judge($0, in: first, on: kind) }
-        var again: [(Asked, Heard)] = []
-        for (cut, result) in zip(asked, heard) where result.problem != nil {
-            let retried = await ask(cut.cut, at: cut.moment)
-            again.append((retried, Heard(bend: 0)))
+        // A cut heard wrong is asked again, and once more if heard wrong again: a fault of the cut's shows
+        // every time, a block the servers dropped under load (a gap amid the tone) seldom thrice at one moment.
+        var again: [(Asked, Heard)] = zip(asked, heard).filter { $0.1.problem != nil }
+        for _ in 1...2 where !again.isEmpty {
+            var retried: [Asked] = []
+            for (cut, _) in again { retried.append(await ask(cut.cut, at: cut.moment)) }
+            await sleep(seconds: 0.05)
+            let recording = recorder.snapshot()
+            again = retried.map { ($0, judge($0, in: recording, on: kind)) }.filter { $0.1.problem != nil }
         }
-        await sleep(seconds: 0.05)
-        let recording = recorder.stop()
-        again = again.map { ($0.0, judge($0.0, in: recording, on: kind)) }
+        recorder.stop()
 
         let firstTries = zip(asked, heard).compactMap { cut, heard in heard.problem.map { "\(cut.cut.rawValue) \(cut.moment): \($0)" } }
         func median<T: Comparable>(_ values: [T]) -> T? { values.sorted().dropFirst(values.count / 2).first }
@@ -139,10 +142,10 @@ struct CutRampTests {
             \(kind): \(cutPeaks.count) cuts, last ms before silence: median \(median(cutPeaks) ?? -1), worst \(cutPeaks.max() ?? -1) \
             of 32767; silent after median \(ms(median(silentAfter))), worst \(ms(silentAfter.max())); sharpest bend median \
             \(median(bends) ?? -1), worst \(bends.max() ?? -1); \(onsets.count) resumes judged, first ms peak median \
-            \(median(onsets) ?? -1), worst \(onsets.max() ?? -1); \(again.count) asked again: \
+            \(median(onsets) ?? -1), worst \(onsets.max() ?? -1); \(again.count) still wrong when asked again: \
             \(firstTries)
             """)
-        let twice = again.compactMap { cut, heard in heard.problem.map { "\(cut.cut.rawValue) at moment \(cut.moment), twice: \($0)" } }
+        let twice = again.compactMap { cut, heard in heard.problem.map { "\(cut.cut.rawValue) at moment \(cut.moment), thrice: \($0)" } }
         #expect(twice.isEmpty, "\(kind): \(twice)")
     }
 

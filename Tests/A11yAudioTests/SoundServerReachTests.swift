@@ -61,7 +61,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect(SoundServerFailure.SocketState.probe(folder + "/none") == .missing)
         #expect(SoundServerFailure.SocketState.probe(folder + "/none/native") == .missing)
-        FileManager.default.createFile(atPath: folder + "/file", contents: Data())
+        _ = FileManager.default.createFile(atPath: folder + "/file", contents: Data())
         #expect(SoundServerFailure.SocketState.probe(folder + "/file") == .notASocket)
 
         let dead = try boundSocket(folder + "/dead", listening: false)

@@ -1080,12 +1080,10 @@ class RateTests(unittest.TestCase):
         audio = voice.run(ids + voice.id_map[w.EOS], unit.length_scale)[0]
         audio = np.asarray(audio.decode(0, audio.frames.shape[2]) if isinstance(audio, w.Latent) else audio).reshape(-1)
         samples = np.clip(np.round(audio * 0.1 / w.gated_rms(audio, RATE) * 32767), -32768, 32767).astype(np.int16)
-        # Up to the top of `[voice] top_rate` (900 words a minute).
-        for speed in (1.5, 450 / 175 / w.MODEL_TOP_SPEED, 3.0, 900 / 175 / w.MODEL_TOP_SPEED):
+        for speed in (1.5, 450 / 175 / w.MODEL_TOP_SPEED, 3.0):
             out, _ = self.stretch(samples, speed)
             ratio, frames = pitch_ratio(samples.astype(np.float64), out.astype(np.float64), speed)
-            # Fewer frames stay voiced at the highest speed (18-24 of this sentence at 4.1x).
-            self.assertGreater(frames, 20 if speed < 4 else 10, speed)
+            self.assertGreater(frames, 20, speed)
             self.assertAlmostEqual(ratio, 1.0, delta=0.05, msg=f"stretched {speed:.2f}x: F0 ratio {ratio:.3f}")
             # Resampled to that speed instead (chipmunked), the test sees it.
             indices = np.arange(0, len(samples) - 1, speed)

@@ -78,7 +78,7 @@ test:
 		if ! wait $$voices; then cat .build-voices/install.log; echo "installing the natural voice failed" >&2; exit 1; fi; \
 		cat .build-voices/install.log
 	@if scripts/package-test.sh --would-run; then beside="DEB_CONFIGURATION=debug scripts/package-test.sh --build"; else beside=""; fi; \
-		piper="$(MAKE) --no-print-directory test-piper"; package="SWIFT=$(SWIFT) scripts/package-test.sh --built"; \
+		piper="nice -n 10 $(MAKE) --no-print-directory test-piper"; package="SWIFT=$(SWIFT) scripts/package-test.sh --built"; \
 		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --with '$$piper' --after '$$package'"; \
 		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --with "$$piper" --after "$$package"
 

@@ -70,9 +70,19 @@ public struct EchoMemory: Sendable {
     /// punctuation and symbols, each said as text (a typed key) and spelled (a character read).
     public static let characters: [Character] = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?'\"()[]{}<>/\\-_+=*&^%$#@~|`")
 
-    /// Every form rendered for one setting, in the order they are rendered (lower-case letters first:
-    /// what is typed most).
-    public static let forms: [Form] = [false, true].flatMap { spellOut in characters.map { Form(character: $0, spellOut: spellOut) } }
+    /// Every form rendered for one setting, in the order they are rendered: the lower-case letters
+    /// first, as typed then as read (what a screen reader echoes most), then the rest.
+    public static let forms: [Form] = {
+        let all = [false, true].flatMap { spellOut in characters.map { Form(character: $0, spellOut: spellOut) } }
+        let letters = all.filter { $0.character.isLowercase }
+        return letters + all.filter { !$0.character.isLowercase }
+    }()
+
+    /// How many of `forms` are the lower-case letters, which come first.
+    public static let lowerCaseForms = forms.prefix { $0.character.isLowercase }.count
+
+    /// How many forms were rendered (or passed over) for the settings used last.
+    public var renderedForLastSettings: Int { kept.elements.last?.value.next ?? 0 }
 
     public let limits: Limits
     /// Least recently used first.

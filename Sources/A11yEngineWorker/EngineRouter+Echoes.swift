@@ -125,6 +125,9 @@ extension EngineRouter {
         await echoRendering.withLock { $0.task }?.value
     }
 
+    /// How many echo forms are rendered at the settings used last (`EchoMemory.forms`, in order).
+    public var echoFormsRendered: Int { echoes.withLock { $0.renderedForLastSettings } }
+
     /// The bytes of audio the echoes said ahead take now (within `EchoMemory.Limits`).
     public var echoBytes: Int { echoes.withLock { $0.bytes } }
 

@@ -98,6 +98,8 @@ import Testing
     @Test func theFormsCoverLettersDigitsAndPunctuation() {
         #expect(EchoMemory.forms.count == 2 * EchoMemory.characters.count)
         #expect(EchoMemory.forms.prefix(26).map(\.character) == Array("abcdefghijklmnopqrstuvwxyz"))
+        #expect(EchoMemory.forms.prefix(52).allSatisfy(\.character.isLowercase) && EchoMemory.lowerCaseForms == 52,
+            "the letters as typed, then as read, before the rest")
         for character in "aZ5.,?!@#" {
             #expect(EchoMemory.forms.contains(EchoMemory.Form(character: character, spellOut: false)))
             #expect(EchoMemory.forms.contains(EchoMemory.Form(character: character, spellOut: true)))

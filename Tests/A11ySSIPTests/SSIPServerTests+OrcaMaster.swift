@@ -166,6 +166,9 @@ extension SSIPServerTests {
             let french = posted.filter { if case .ssml(let markup) = $0.request.content { markup.contains("Bonjour") } else { false } }
             #expect(french.map(\.request.language) == ["fr-fr", "fr-fr"])
             #expect(posted.allSatisfy { $0.request.urgency == .speechDispatcher(.message) })
+            // A CANCEL is carried out on its own turn of the session's loop: the last may still be under way
+            // when the leaving is told.
+            try await waitUntil("Orca's three CANCELs carried out") { speech.controls.count >= 3 }
             #expect(speech.controls == Array(repeating: FakeSpeech.Control(name: "stop", scope: .client(orcaID)), count: 3))
         }
     }

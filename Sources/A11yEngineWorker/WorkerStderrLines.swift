@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
 import Logging
 
 /// What an engine worker writes on its stderr, made into messages for a11yd's log: pure, fed the
@@ -196,7 +197,7 @@ struct WorkerStderrLines {
         line.removeAll(keepingCapacity: true)
         if cutBytes > 0 { text += "… (cut: \(cutBytes) more bytes)" }
         let indented = text.first == " "
-        let trimmed = Self.trimmed(text)
+        let trimmed = text.trimmed
         guard !trimmed.isEmpty else { return }
         if traceback != nil {
             gather(trimmed)
@@ -276,7 +277,7 @@ struct WorkerStderrLines {
     static func level(of text: String) -> (Logger.Level, String) {
         if let severity = onnxruntimeSeverity(text) { return (severity, text) }
         for (prefix, level) in [("a11yd-piper: ", Logger.Level.warning), ("a11yd engine worker: ", .error)] where text.hasPrefix(prefix) {
-            return (level, Self.trimmed(String(text.dropFirst(prefix.count))))
+            return (level, text.dropFirst(prefix.count).trimmed)
         }
         if text.hasPrefix("Fatal Python error") { return (.critical, text) }
         if text.contains("Warning: ") { return (.warning, text) }
@@ -316,13 +317,6 @@ struct WorkerStderrLines {
             }
         }
         return String(scalars)
-    }
-
-    static func trimmed(_ text: String) -> String {
-        let characters = text.unicodeScalars
-        guard let first = characters.firstIndex(where: { $0 != " " }) else { return "" }
-        let last = characters.lastIndex(where: { $0 != " " })!
-        return String(characters[first...last])
     }
 
     /// `bytes` without an incomplete UTF-8 sequence at its end.

@@ -12,9 +12,7 @@ public enum ConfigurationFile {
 
     /// The same, reading each variable through `environment` (a11ysay: `Environment.variable`).
     public static func defaultPath(environment: (String) -> String?) -> String {
-        let home = HomeFolder.current(environment: environment)
-        let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
-        return configHome + "/a11yd/a11yd.toml"
+        HomeFolder.configuration(environment: environment) + "/a11yd/a11yd.toml"
     }
 
     /// The file's text, or nil when there is no such file. Only a regular file of at most

@@ -43,6 +43,12 @@ public enum HomeFolder {
         return fromPasswd(uid: getuid()) ?? "/"
     }
 
+    /// Where the user's programs keep their settings: `$XDG_CONFIG_HOME` when set and not empty,
+    /// else `.config` in the home folder (a11yd's own folder, libpulse's cookie).
+    public static func configuration(environment: (String) -> String?) -> String {
+        environment("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? current(environment: environment) + "/.config"
+    }
+
     /// The home folder in `uid`'s passwd entry (getpwuid_r, which unlike getpwuid is safe from any
     /// thread), or nil when there is no entry or it names none. The buffer for the entry's strings
     /// starts at `bufferSize` bytes and doubles while glibc says it is too small (ERANGE).

@@ -10,16 +10,13 @@ import Glibc
 enum PulseCookie {
     static let size = 256
 
-    /// Where libpulse looks for the cookie when none is named: the first that exists is read.
+    /// Where libpulse looks for the cookie when none is named, in its order: the first that exists
+    /// is read; the first is where it makes one.
     static func candidates(environment: [String: String]) -> [String] {
-        var paths: [String] = []
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            paths.append(config + "/pulse/cookie")
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            paths.append(home + "/.config/pulse/cookie")
-        }
-        if let home = environment["HOME"], home.hasPrefix("/") { paths.append(home + "/.pulse-cookie") }
-        return paths
+        [
+            HomeFolder.configuration(environment: { environment[$0] }) + "/pulse/cookie",
+            HomeFolder.current(environment: environment) + "/.pulse-cookie",
+        ]
     }
 
     /// Makes the cookie where libpulse would, unless one is named (`PULSE_COOKIE`) or already there.

@@ -180,11 +180,11 @@ public struct EchoMemory: Sendable {
     public mutating func remember(_ chunks: [SynthesisChunk], for form: Form, at settings: Settings) {
         passOver(form, at: settings)
         var rendered = kept.removeValue(forKey: settings) ?? Rendered()
-        let size = Self.bytes(of: chunks)
-        if let old = rendered.chunks.removeValue(forKey: form) { bytes -= Self.bytes(of: old) }
+        let size = chunks.sampleBytes
+        if let old = rendered.chunks.removeValue(forKey: form) { bytes -= old.sampleBytes }
         while bytes + size > limits.bytes, let (_, oldest) = kept.elements.first {
             kept.removeFirst()
-            bytes -= oldest.chunks.values.reduce(0) { $0 + Self.bytes(of: $1) }
+            bytes -= oldest.chunks.values.reduce(0) { $0 + $1.sampleBytes }
         }
         if bytes + size <= limits.bytes {
             rendered.chunks[form] = chunks
@@ -204,9 +204,5 @@ public struct EchoMemory: Sendable {
         let rendered = kept.removeValue(forKey: settings) ?? Rendered()
         kept[settings] = rendered
         return rendered
-    }
-
-    private static func bytes(of chunks: [SynthesisChunk]) -> Int {
-        chunks.reduce(0) { $0 + $1.samples.count * MemoryLayout<Int16>.size }
     }
 }

@@ -59,10 +59,10 @@ public struct SpeechMemory: Sendable {
         guard samples <= limits.samplesPerUtterance else { return }
         let size = samples * MemoryLayout<Int16>.size
         guard size <= limits.bytes else { return }
-        if let old = said.removeValue(forKey: utterance) { bytes -= Self.bytes(of: old) }
+        if let old = said.removeValue(forKey: utterance) { bytes -= old.sampleBytes }
         while bytes + size > limits.bytes, let (_, oldest) = said.elements.first {
             said.removeFirst()
-            bytes -= Self.bytes(of: oldest)
+            bytes -= oldest.sampleBytes
         }
         said[utterance] = chunks
         bytes += size
@@ -83,8 +83,9 @@ public struct SpeechMemory: Sendable {
     }
 
     public static let longestText = 64
+}
 
-    private static func bytes(of chunks: [SynthesisChunk]) -> Int {
-        chunks.reduce(0) { $0 + $1.samples.count * MemoryLayout<Int16>.size }
-    }
+extension [SynthesisChunk] {
+    /// The bytes their samples take: what `SpeechMemory` and `EchoMemory` count against their bounds.
+    var sampleBytes: Int { reduce(0) { $0 + $1.samples.count * MemoryLayout<Int16>.size } }
 }

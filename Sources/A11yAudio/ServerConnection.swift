@@ -61,8 +61,6 @@ final class ServerConnection {
     private var failure: SoundServerFailure?
     /// An attempt is under way: until it fails, a server that has just appeared may yet be found.
     private var attemptUnderWay = false
-    /// The server the connection is made to, as libpulse names it.
-    private var connectedServer: String?
 
     init(mainloop: ThreadedMainloop, identity: PlaybackIdentity, server: String?, environment: (String) -> String?, logger: Logger) {
         self.mainloop = mainloop
@@ -74,7 +72,7 @@ final class ServerConnection {
 
     /// Where the connection stands, for `status`.
     var status: SoundServerStatus {
-        if isConnected { return SoundServerStatus(server: connectedServer ?? address.description, state: .connected) }
+        if isConnected, let c = context { return SoundServerStatus(server: serverName(c), state: .connected) }
         let state: SoundServerStatus.State = isUnreachable ? .unreachable : .connecting
         return SoundServerStatus(server: address.description, state: state, reason: failure?.description)
     }
@@ -187,7 +185,7 @@ final class ServerConnection {
             let reason = lastError
             if isConnected {
                 logger.warning("lost the sound server; reconnecting", metadata: [
-                    "server": "\(connectedServer ?? address.description)", "reason": "\(reason)",
+                    "server": "\(serverName(c))", "reason": "\(reason)",
                 ])
                 outageLogged = true
                 lose()
@@ -224,7 +222,6 @@ final class ServerConnection {
         isConnected = true
         attemptUnderWay = false
         let name = serverName(c)
-        connectedServer = name
         let metadata: Logger.Metadata = ["server": "\(name)", "rewinds": "\(rewinds)"]
         if everConnected || outageLogged {
             logger.info("connected to the sound server at \(name)", metadata: metadata)
@@ -253,7 +250,7 @@ final class ServerConnection {
 
     private func serverName(_ c: OpaquePointer) -> String {
         if let s = pa_context_get_server(c) { return String(cString: s) }
-        return server ?? "default"
+        return address.description
     }
 
     /// An attempt failed with libpulse's `error`: for a local socket that libpulse only says

@@ -61,8 +61,8 @@ public struct EchoMemory: Sendable {
 
         public init(bytes: Int) { self.bytes = bytes }
 
-        /// 4 MiB: every form of `characters` at one setting (2.4 MB in the natural voice at 214 words a
-        /// minute, 22,050 Hz) and much of the next.
+        /// 4 MiB: every form of `characters` at one setting and much of the next (docs/memory.md says
+        /// what one setting took).
         public static let standard = Limits(bytes: 4 << 20)
     }
 

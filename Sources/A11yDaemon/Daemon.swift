@@ -33,7 +33,7 @@ public struct Daemon: Sendable {
         public var jsonLines = JSONLinesServer.Configuration()
         /// The characters a screen reader echoes are said ahead in the natural voice (`EchoMemory`).
         /// A daemon inside a test process leaves it off unless its test measures it: each daemon whose
-        /// natural voice speaks would otherwise keep a core busy for some 15 s rendering them.
+        /// natural voice speaks would otherwise keep a core busy for seconds rendering them.
         public var echoesAhead = true
 
         public init(socketPath: String? = nil, configPath: String? = nil, environment: [String: String]) {

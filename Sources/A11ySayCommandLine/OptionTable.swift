@@ -38,7 +38,7 @@ extension CommandLineOption {
         },
         .flag("resume", help: "Resume paused speech where it stopped.") { $0.resume = true },
         .flag("stop", help: "Stop the current item and empty the queue.") { $0.stop = true },
-        .flag("status", help: "Show what the daemon is doing.") { $0.status = true },
+        .flag("status", help: "Show what the daemon is doing, and where its sound server stands.") { $0.status = true },
         .flag("list-voices", help: "List the installed voices: identifier, engine, languages, quality, name.") { $0.listVoices = true },
 
         .value(

@@ -461,24 +461,39 @@ class PiperWorkerTests(unittest.TestCase):
     def test_a_long_word_or_text_is_heard_as_soon_as_a_short_text_and_a_cancel_ends_it(self):
         # Before units were bounded in length and texts read a block at a time, the first chunk came 2.7 s
         # after the request for a 2,000-letter run, 0.74 s for a 40,000-digit hash, 0.78 s for 200 KB
-        # (a short text's: 0.06 s); now about 0.1 s each. A generous bound.
+        # (a short text's: 0.06 s); now about 0.1 s each. Each is compared with a short text measured just
+        # before it, so a busy machine slows both; a bad measurement is taken again once.
         for number, text in enumerate((hex_word(2000), "a" * 2000, hex_word(40_000), PROSE * 1500)):
-            request_id = 40 + number
-            sent = time.monotonic()
-            self.worker.send(text_request(request_id, text))
+            for attempt in range(2):
+                short = self.first_sound_then_cancel(70 + 2 * number + attempt, "Hello there.")
+                first = self.first_sound_then_cancel(40 + 2 * number + attempt, text)
+                bound = max(0.4, 8 * short)
+                if first < bound:
+                    break
+            self.assertLess(first, bound, f"{len(text)} characters: first chunk {first * 1000:.0f} ms after the "
+                            f"request, a short text's {short * 1000:.0f} ms")
+
+    def first_sound_then_cancel(self, request_id, text):
+        """Seconds from the request to its first chunk with samples; then the request is cancelled, and it
+        must end at once with nothing after its end, whatever the measure was."""
+        sent = time.monotonic()
+        self.worker.send(text_request(request_id, text))
+        message, first = None, None
+        try:
             message = self.worker.next(30)
             while message[0] == "chunk" and len(message[2]) == 0:
                 message = self.worker.next(30)
             first = time.monotonic() - sent
             self.assertEqual(message[:2], ("chunk", request_id))
-            self.assertLess(first, 0.6, f"{len(text)} characters: first chunk {first * 1000:.0f} ms after the request")
+        finally:
             cancelled = time.monotonic()
             self.worker.send(frame(CANCEL, u32(request_id)))
-            while message[0] != "end":
+            while message is None or message[0] != "end":
                 message = self.worker.next(5)
-            self.assertEqual(message[1:3], (request_id, 0))
-            self.assertLess(time.monotonic() - cancelled, 0.3)
-            self.assertTrue(self.worker.quiet(0.2), "nothing follows the end")
+        self.assertEqual(message[1:3], (request_id, 0))
+        self.assertLess(time.monotonic() - cancelled, 0.3)
+        self.assertTrue(self.worker.quiet(0.2), "nothing follows the end")
+        return first
 
     def test_a_long_clause_after_a_short_one_is_sent_in_two_pieces(self):
         # "Yes," plays for about 0.6 s; the clause after it, 4.3 s of audio, took longer than that to infer

@@ -81,13 +81,28 @@ public struct EchoMemory: Sendable {
     /// How many of `forms` are the lower-case letters, which come first.
     public static let lowerCaseForms = forms.prefix { $0.character.isLowercase }.count
 
-    /// How many forms were rendered (or passed over) for the settings used last.
-    public var renderedForLastSettings: Int { kept.elements.last?.value.next ?? 0 }
+    /// One form to render, at the settings it is rendered at.
+    public struct Step: Sendable, Equatable {
+        public var form: Form
+        public var settings: Settings
+
+        public init(form: Form, settings: Settings) {
+            self.form = form
+            self.settings = settings
+        }
+    }
 
     public let limits: Limits
     /// Least recently used first.
     private var kept: OrderedDictionary<Settings, Rendered> = [:]
     public private(set) var bytes = 0
+    /// Per voice, the settings its echoes other than capitals were asked at last, and the pitch its
+    /// capitals were asked at when that differs (a screen reader that signals a capital by pitch, as
+    /// Orca does): capitals are rendered at that pitch beside the other echoes, whatever their rate.
+    private var plainSettings: [String: Settings] = [:]
+    private var capitalPitch: [String: Int] = [:]
+    /// The settings rendered for last.
+    private var lastRendered: Settings?
 
     public init(limits: Limits) {
         self.limits = limits
@@ -137,23 +152,67 @@ public struct EchoMemory: Sendable {
         return Utterance(text: text, segments: [segment], rate: settings.rate, pitch: settings.pitch, volume: settings.volume)
     }
 
-    /// One settings' forms as rendered so far, and the next to render (`forms` in order).
+    /// One settings' forms as rendered so far, and those that could not be.
     private struct Rendered: Sendable {
         var chunks: [Form: [SynthesisChunk]] = [:]
-        var next = 0
+        var passedOver: Set<Form> = []
+
+        func has(_ form: Form) -> Bool { chunks[form] != nil || passedOver.contains(form) }
     }
 
-    /// What to render next for `settings` (the settings now the most recently used); nil once every
-    /// form was rendered or passed over.
-    public mutating func nextToRender(for settings: Settings) -> Form? {
-        let rendered = touch(settings)
-        return rendered.next < Self.forms.count ? Self.forms[rendered.next] : nil
+    /// The settings whose echoes to render once `settings` are used, by `echo` when the utterance is
+    /// one: `settings` themselves, but for a capital asked at another pitch than the voice's other
+    /// echoes at the same rate and volume. That pitch is then the one its capitals are rendered at,
+    /// and the other echoes' settings are returned, their rendering going on with those capitals.
+    public mutating func settingsToRender(_ settings: Settings, echo: Echo?) -> Settings {
+        if let echo, echo.form.character.isUppercase, let plain = plainSettings[settings.voice],
+            plain.rate == settings.rate, plain.volume == settings.volume, plain.pitch != settings.pitch
+        {
+            capitalPitch[settings.voice] = settings.pitch
+            return plain
+        }
+        plainSettings[settings.voice] = settings
+        return settings
+    }
+
+    /// What rendering for `settings` means, in order: the lower-case letters, then the capitals at
+    /// the pitch the voice's capitals are asked at when that is another, then the rest of `forms`.
+    public func steps(for settings: Settings) -> [Step] {
+        let lower = Self.forms.prefix(Self.lowerCaseForms).map { Step(form: $0, settings: settings) }
+        let rest = Self.forms.dropFirst(Self.lowerCaseForms).map { Step(form: $0, settings: settings) }
+        guard let capitals = capitalSettings(for: settings) else { return lower + rest }
+        return lower + Self.forms.filter(\.character.isUppercase).map { Step(form: $0, settings: capitals) } + rest
+    }
+
+    /// The settings capitals are rendered at beside `settings`, when their pitch is another.
+    private func capitalSettings(for settings: Settings) -> Settings? {
+        guard let pitch = capitalPitch[settings.voice], pitch != settings.pitch else { return nil }
+        var capitals = settings
+        capitals.pitch = pitch
+        return capitals
+    }
+
+    /// What to render next for `settings` (now the most recently used, with the step's own); nil once
+    /// every step was rendered or passed over.
+    public mutating func nextToRender(for settings: Settings) -> Step? {
+        _ = touch(settings)
+        lastRendered = settings
+        guard let step = steps(for: settings).first(where: { !(kept[$0.settings]?.has($0.form) ?? false) }) else { return nil }
+        _ = touch(step.settings)
+        return step
+    }
+
+    /// How many of the steps for the settings rendered for last are done, in order (each one kept
+    /// or passed over, up to the first that is not).
+    public var renderedInOrder: Int {
+        guard let settings = lastRendered else { return 0 }
+        return steps(for: settings).prefix { kept[$0.settings]?.has($0.form) ?? false }.count
     }
 
     /// `form` cannot be rendered at `settings` (the engine failed on it): the next one is.
     public mutating func passOver(_ form: Form, at settings: Settings) {
         var rendered = touch(settings)
-        if rendered.next < Self.forms.count, Self.forms[rendered.next] == form { rendered.next += 1 }
+        rendered.passedOver.insert(form)
         kept[settings] = rendered
     }
 
@@ -175,25 +234,30 @@ public struct EchoMemory: Sendable {
     }
 
     /// Keeps what the engine said for `form` at `settings`, and moves on to the next form. The
-    /// settings used least recently go, whole, to stay within `limits`; a form that does not fit even
-    /// then is passed over.
+    /// settings used least recently go, whole, to stay within `limits` (never those being rendered);
+    /// a form that does not fit even then is passed over.
     public mutating func remember(_ chunks: [SynthesisChunk], for form: Form, at settings: Settings) {
-        passOver(form, at: settings)
         var rendered = kept.removeValue(forKey: settings) ?? Rendered()
+        rendered.passedOver.insert(form)
         let size = chunks.sampleBytes
         if let old = rendered.chunks.removeValue(forKey: form) { bytes -= old.sampleBytes }
-        while bytes + size > limits.bytes, let (_, oldest) = kept.elements.first {
-            kept.removeFirst()
-            bytes -= oldest.chunks.values.reduce(0) { $0 + $1.sampleBytes }
+        // What is being rendered is never dropped for its own next form: that would render it again.
+        let rendering = [lastRendered, lastRendered.flatMap(capitalSettings(for:))]
+        while bytes + size > limits.bytes, let oldest = kept.keys.first(where: { !rendering.contains($0) }),
+            let gone = kept.removeValue(forKey: oldest)
+        {
+            bytes -= gone.chunks.values.reduce(0) { $0 + $1.sampleBytes }
         }
         if bytes + size <= limits.bytes {
+            rendered.passedOver.remove(form)
             rendered.chunks[form] = chunks
             bytes += size
         }
         kept[settings] = rendered
     }
 
-    /// Drops everything (a voice's model may have changed under its name).
+    /// Drops every echo's audio (a voice's model may have changed under its name); what was learnt of
+    /// the client's capitals stays.
     public mutating func forgetAll() {
         kept.removeAll()
         bytes = 0

@@ -51,10 +51,10 @@ extension EngineRouter {
 
     /// Renders every form at `settings` not kept yet, until all are or the task is cancelled.
     private func renderEchoLoop(_ settings: EchoMemory.Settings) async {
-        while !Task.isCancelled, let form = echoes.withLock({ $0.nextToRender(for: settings) }) {
+        while !Task.isCancelled, let step = echoes.withLock({ $0.nextToRender(for: settings) }) {
             await untilNoSpeech()
             guard !Task.isCancelled else { return }
-            let utterance = EchoMemory.utterance(form, settings)
+            let utterance = EchoMemory.utterance(step.form, step.settings)
             let render = Task { [self] () -> [SynthesisChunk]? in
                 var chunks: [SynthesisChunk] = []
                 do {
@@ -75,8 +75,8 @@ extension EngineRouter {
             echoRendering.withLock { if $0.current == render { $0.current = nil } }
             switch chunks {
             case nil: continue  // cut short by speech: rendered again once it ends
-            case let chunks? where chunks.isEmpty: echoes.withLock { $0.passOver(form, at: settings) }
-            case let chunks?: echoes.withLock { $0.remember(chunks, for: form, at: settings) }
+            case let chunks? where chunks.isEmpty: echoes.withLock { $0.passOver(step.form, at: step.settings) }
+            case let chunks?: echoes.withLock { $0.remember(chunks, for: step.form, at: step.settings) }
             }
         }
         echoRendering.withLock { if $0.settings == settings { $0.settings = nil; $0.task = nil } }
@@ -125,8 +125,8 @@ extension EngineRouter {
         await echoRendering.withLock { $0.task }?.value
     }
 
-    /// How many echo forms are rendered at the settings used last (`EchoMemory.forms`, in order).
-    public var echoFormsRendered: Int { echoes.withLock { $0.renderedForLastSettings } }
+    /// How many echo forms are rendered for the settings rendered for last, in order (`EchoMemory.steps`).
+    public var echoFormsRendered: Int { echoes.withLock { $0.renderedInOrder } }
 
     /// The bytes of audio the echoes said ahead take now (within `EchoMemory.Limits`).
     public var echoBytes: Int { echoes.withLock { $0.bytes } }

@@ -118,11 +118,12 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         // In the natural voice, an echo said ahead is replayed; anything else is speech, which the
         // rendering of echoes at its settings (begun now if they are new) yields to.
         guard let settings = echoSettings(of: request) else { return recalledOrSaid(request) }
-        if let echo = EchoMemory.echo(of: request, isSlow: saysEchoesAhead), let said = echoes.withLock({ $0.recall(echo) }) {
+        let echo = EchoMemory.echo(of: request, isSlow: saysEchoesAhead)
+        if let echo, let said = echoes.withLock({ $0.recall(echo) }) {
             return Self.replaying(said)
         }
         let speech = countedAsSpeech(recalledOrSaid(request))
-        renderEchoes(at: settings)
+        renderEchoes(at: echoes.withLock { $0.settingsToRender(settings, echo: echo) })
         return speech
     }
 

@@ -57,7 +57,7 @@ import Testing
     @Test func anEchoIsToldAsTheUtteranceAskedForIt() throws {
         var memory = EchoMemory(limits: .standard)
         let form = EchoMemory.Form(character: "a", spellOut: false)
-        #expect(memory.nextToRender(for: Self.settings) == EchoMemory.forms[0])
+        #expect(memory.nextToRender(for: Self.settings)?.form == EchoMemory.forms[0])
         let said = [SynthesisChunk(samples: [1, 2, 3], words: [WordMark(frame: 0, start: 0, length: 1)], marks: [NamedMark(frame: 0, name: "x")])]
         memory.remember(said, for: form, at: Self.settings)
         let asked = try #require(echo(utterance([segment("", at: 0, mark: "3:4"), segment(" a", at: 3)])))
@@ -75,13 +75,14 @@ import Testing
         var memory = EchoMemory(limits: EchoMemory.Limits(bytes: 40))
         let first = EchoMemory.forms[0], second = EchoMemory.forms[1]
         memory.remember([SynthesisChunk(samples: Array(repeating: 1, count: 10))], for: first, at: Self.settings)
-        #expect(memory.nextToRender(for: Self.settings) == second)
+        #expect(memory.nextToRender(for: Self.settings)?.form == second)
         memory.passOver(second, at: Self.settings)
-        #expect(memory.nextToRender(for: Self.settings) == EchoMemory.forms[2])
+        #expect(memory.nextToRender(for: Self.settings)?.form == EchoMemory.forms[2])
         #expect(memory.bytes == 20)
 
         var other = Self.settings
         other.pitch = 80
+        #expect(memory.nextToRender(for: other)?.form == first, "other settings rendered now")
         memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 5))], for: first, at: other)
         #expect(memory.bytes == 30, "the older settings go only when needed")
         memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 10))], for: second, at: other)
@@ -89,9 +90,79 @@ import Testing
             "over the bound, the settings used least recently went whole")
         memory.remember([SynthesisChunk(samples: Array(repeating: 3, count: 100))], for: EchoMemory.forms[2], at: other)
         #expect(memory.bytes <= 40, "a form larger than the bound is not kept")
-        #expect(memory.nextToRender(for: other) == EchoMemory.forms[3], "and is passed over")
+        #expect(memory.nextToRender(for: other)?.form == EchoMemory.forms[3], "and is passed over")
         memory.forgetAll()
-        #expect(memory.bytes == 0 && memory.nextToRender(for: other) == EchoMemory.forms[0])
+        #expect(memory.bytes == 0 && memory.nextToRender(for: other)?.form == EchoMemory.forms[0])
+    }
+
+    /// A capital asked at another pitch than the other echoes (Orca signals capitals by pitch) is
+    /// learnt: the other echoes' rendering goes on, the capitals at that pitch next after the
+    /// lower-case letters, and at every rate after, the first time.
+    @Test func capitalsAskedAtTheirOwnPitchAreRenderedAtIt() throws {
+        var memory = EchoMemory(limits: .standard)
+        let plain = Self.settings
+        var capitalPitch = plain
+        capitalPitch.pitch = 70
+        #expect(memory.settingsToRender(plain, echo: nil) == plain, "speech at the plain settings")
+        #expect(memory.steps(for: plain).map(\.form) == EchoMemory.forms, "nothing learnt yet")
+        let capital = try #require(echo(Utterance(segments: [segment("B", at: 0)], rate: 175, pitch: 70, volume: 100)))
+        #expect(memory.settingsToRender(capitalPitch, echo: capital) == plain, "the plain settings go on rendering")
+        let steps = memory.steps(for: plain)
+        let lower = EchoMemory.lowerCaseForms
+        #expect(steps.prefix(lower).allSatisfy { $0.settings == plain && $0.form.character.isLowercase })
+        let capitals = steps.dropFirst(lower).prefix(52)
+        #expect(capitals.allSatisfy { $0.settings == capitalPitch && $0.form.character.isUppercase })
+        #expect(Set(capitals.map(\.form)).count == 52, "each capital typed and read")
+        #expect(steps.dropFirst(lower + 52).map(\.form) == Array(EchoMemory.forms.dropFirst(lower)), "then the rest")
+
+        // The lower-case letters rendered, the next step is a capital at its pitch.
+        for step in steps.prefix(lower) { memory.remember([SynthesisChunk(samples: [1])], for: step.form, at: step.settings) }
+        #expect(memory.nextToRender(for: plain) == EchoMemory.Step(form: EchoMemory.Form(character: "A", spellOut: false), settings: capitalPitch))
+        #expect(memory.renderedInOrder == lower)
+
+        // Another rate: its capitals are rendered at the pitch learnt, before one is asked for.
+        var faster = plain
+        faster.rate = 300
+        #expect(memory.settingsToRender(faster, echo: nil) == faster)
+        var fasterCapitals = capitalPitch
+        fasterCapitals.rate = 300
+        #expect(memory.steps(for: faster)[lower].settings == fasterCapitals)
+        memory.forgetAll()
+        #expect(memory.steps(for: faster)[lower].settings == fasterCapitals, "a reload forgets the audio, not the client's capitals")
+
+        // A capital at the plain pitch (a client that does not signal them) teaches nothing.
+        var other = EchoMemory(limits: .standard)
+        _ = other.settingsToRender(plain, echo: nil)
+        let samePitch = try #require(echo(Utterance(segments: [segment("B", at: 0)], rate: 175, pitch: 50, volume: 100)))
+        #expect(other.settingsToRender(plain, echo: samePitch) == plain)
+        #expect(other.steps(for: plain).map(\.form) == EchoMemory.forms)
+    }
+
+    /// What is being rendered is not dropped to make room for its own next form (it would be rendered
+    /// again, and drop the other in turn): the form is passed over instead.
+    @Test func whatIsBeingRenderedIsNeverDroppedForItself() throws {
+        var memory = EchoMemory(limits: EchoMemory.Limits(bytes: 40))
+        let plain = Self.settings
+        var capitalPitch = plain
+        capitalPitch.pitch = 70
+        _ = memory.settingsToRender(plain, echo: nil)
+        let capital = try #require(echo(Utterance(segments: [segment("B", at: 0)], rate: 175, pitch: 70, volume: 100)))
+        _ = memory.settingsToRender(capitalPitch, echo: capital)
+        let first = memory.nextToRender(for: plain)
+        var step = try #require(first)
+        memory.remember([SynthesisChunk(samples: Array(repeating: 1, count: 15))], for: step.form, at: step.settings)
+        for _ in 0..<EchoMemory.lowerCaseForms - 1 {
+            let next = memory.nextToRender(for: plain)
+            memory.passOver(try #require(next).form, at: plain)
+        }
+        let capitalStep = memory.nextToRender(for: plain)
+        step = try #require(capitalStep)
+        #expect(step.settings == capitalPitch)
+        memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 15))], for: step.form, at: step.settings)
+        #expect(memory.bytes == 30 && memory.recall(.init(settings: plain, form: EchoMemory.forms[0], characterStart: 0, marks: [])) != nil,
+            "the plain settings' letter stayed, and the capital does not fit")
+        let after = memory.nextToRender(for: plain)
+        #expect(after?.settings == capitalPitch && after?.form != step.form, "it was passed over; the next capital comes")
     }
 
     /// Every character a screen reader echoes is rendered, as text and spelled, lower-case letters first.

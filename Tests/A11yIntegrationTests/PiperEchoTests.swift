@@ -15,9 +15,10 @@ import Testing
 
     /// Waits until the lower-case letters, which are rendered first (as typed, then as read), are: the
     /// rest is not waited for, each form costs the natural voice tens of milliseconds of a core.
-    static func untilTheLettersAreRendered(_ daemon: DaemonHarness) async throws {
+    static func untilTheLettersAreRendered(_ daemon: DaemonHarness, andCapitals: Bool = false) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
-        while daemon.engines.echoFormsRendered < EchoMemory.lowerCaseForms {
+        let forms = EchoMemory.lowerCaseForms + (andCapitals ? 52 : 0)
+        while daemon.engines.echoFormsRendered < forms {
             guard ContinuousClock.now < deadline else { throw TestFailure("the letters were not rendered within 60 s") }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -104,6 +105,54 @@ import Testing
         let sorted = delays.values.sorted()
         let median = sorted.isEmpty ? .infinity : sorted[sorted.count / 2]
         print("PiperEchoTests over SSIP: first sound median \(Int(median * 1000)) ms, each \(delays.mapValues { Int($0 * 1000) })")
+        #expect(delays.count == 16, "every echo heard: \(delays.keys.sorted())")
+        #expect(median < Self.medianBound, "median \(Int(median * 1000)) ms")
+        await daemon.shutDown()
+    }
+
+    /// Orca signals a capital by a higher pitch (its uppercase voice): once a capital was asked at
+    /// that pitch, the capitals are said ahead at it too, at every rate after, the first time.
+    @Test func capitalsAtOrcasPitchSoundAtOnceAtANewRate() async throws {
+        let daemon = try await DaemonHarness(ssip: true, piper: true, echoesAhead: true)
+        let path = try #require(daemon.ssipSocketPath)
+        let ssip = try await offThePool { try RawSSIPClient(path: path) }
+        defer { ssip.close() }
+        @Sendable func typed(_ key: String, pitch: Int) throws {
+            _ = try ssip.command("SET self PITCH \(pitch)")
+            _ = try ssip.command("SPEAK")
+            try ssip.send("<speak><mark name=\"0:1\"/>\(key) </speak>\r\n.\r\n")
+            _ = try ssip.readReply()
+            _ = try ssip.waitForEvent("702 END")
+        }
+        try await offThePool {
+            for line in [
+                "SET self CLIENT_NAME orca:orca:main", "SET self OUTPUT_MODULE piper", "SET self SYNTHESIS_VOICE en_US-joe-medium",
+                "SET self SSML_MODE on", "SET self NOTIFICATION ALL on", "SET self RATE 15",
+            ] {
+                _ = try ssip.command(line)
+            }
+            try typed("a", pitch: 0)
+            try typed("B", pitch: 40)  // the first capital: said by the engine, and learnt
+            // Another rate, never used before: its letters and its capitals are rendered ahead.
+            _ = try ssip.command("SET self RATE 25")
+            try typed("c", pitch: 0)
+        }
+        try await Self.untilTheLettersAreRendered(daemon, andCapitals: true)
+
+        let recorder = try daemon.recorder()
+        var delays: [String: Double] = [:]
+        for letter in "HJKMQSVX" {
+            for (key, pitch) in [(String(letter), 40), (letter.lowercased(), 0)] {
+                let postedAt = recorder.elapsed()
+                try await offThePool { try typed(key, pitch: pitch) }
+                try await Task.sleep(for: .milliseconds(60))
+                if let heard = recorder.snapshot().firstAudibleTime(after: postedAt) { delays[key] = heard - postedAt }
+            }
+        }
+        recorder.stop()
+        let capitals = delays.filter { $0.key.first?.isUppercase == true }.values.sorted()
+        let median = capitals.isEmpty ? .infinity : capitals[capitals.count / 2]
+        print("PiperEchoTests, capitals at Orca's pitch: first sound median \(Int(median * 1000)) ms, each \(delays.mapValues { Int($0 * 1000) })")
         #expect(delays.count == 16, "every echo heard: \(delays.keys.sorted())")
         #expect(median < Self.medianBound, "median \(Int(median * 1000)) ms")
         await daemon.shutDown()

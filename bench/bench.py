@@ -906,9 +906,14 @@ class Bench:
     # -- Orca's key echo (bench/orca_echo.py) ----------------------------------------------
     def orca_echo(self):
         servers = {"a11yd": self.a.a11yd_ssip_socket, "speech-dispatcher": self.a.speechd_socket}
+        pids = self.procs()
+        if self.natural_voice_installed():
+            # Orca with the natural voice chosen in its preferences: its echoes said ahead (EchoMemory).
+            servers["a11yd, natural voice"] = (self.a.a11yd_ssip_socket, self.PIPER_VOICE.removeprefix("piper:"))
+            pids["a11yd, natural voice"] = pids["a11yd"]
         try:
             self.results["orca_echo"] = orca_echo.measure(self.rec, servers, log, blocks=self.a.orca_blocks,
-                                                          loud=LOUD, pids=self.procs())
+                                                          loud=LOUD, pids=pids)
         except (OSError, RuntimeError) as e:   # no Orca, Xvfb or X server here: the rest still runs
             self.results["notes"].append(f"Orca's key echo not measured: {e}")
             log("orca echo:", e)
@@ -925,12 +930,16 @@ class Bench:
     def piper_worker_pids(self):
         return [p for p in children(self.a.a11yd_pid) if "python" in comm(p)]
 
+    @staticmethod
+    def natural_voice_installed():
+        return os.path.exists(os.path.join(os.environ.get("XDG_DATA_HOME", ""), "a11yd", "voices"))
+
     def piper(self):
         """First sound of a short and a 40-word announcement on an open connection in the Piper voice, beside
         eSpeak's English saying the same (a stop after each, heard through), and the Piper worker's memory:
         loaded, after the long texts, and after its idle unload (`[piper] idle_unload_seconds`, 5 s here)."""
         out = {"first_sound": {}, "memory": {}}
-        if not os.path.exists(os.path.join(os.environ.get("XDG_DATA_HOME", ""), "a11yd", "voices")):
+        if not self.natural_voice_installed():
             self.results["notes"].append("the natural voice not measured: no voices under XDG_DATA_HOME (make voices)")
             return
         a11y = A11ydClient(self.a.a11yd_socket)

@@ -18,6 +18,7 @@ Used by bench.py (`measure`, `markdown`); alone: `BENCH_ONLY=orca_echo bench/run
 """
 import bisect
 import ctypes
+import json
 import os
 import select
 import shutil
@@ -234,7 +235,22 @@ class Desktop:
         subprocess.run(["xdotool", "windowfocus", wid], env=self.env, capture_output=True)
         return p
 
-    def orca(self, proxy_path):
+    def orca(self, proxy_path, voice=None):
+        """Orca on `proxy_path`; `voice`: a Piper voice Orca's own preferences choose (the `piper`
+        synthesizer and that voice, as its preferences dialog saves them), else Debian's defaults."""
+        settings = os.path.join(self.env["HOME"], ".local", "share", "orca", "user-settings.conf")
+        if voice is None:
+            if os.path.exists(settings):
+                os.remove(settings)
+        else:
+            os.makedirs(os.path.dirname(settings), exist_ok=True)
+            family = {"family": {"name": voice, "lang": "en", "dialect": "US", "variant": None}}
+            profile = {"profile": ["Default", "default"], "speechServerFactory": "speechdispatcherfactory",
+                       "speechServerInfo": ["piper", "piper"],
+                       "voices": {"default": family, "uppercase": {"average-pitch": 7.0}, "hyperlink": {}, "system": {}}}
+            with open(settings, "w") as f:
+                json.dump({"general": dict(profile), "profiles": {"default": profile}, "pronunciations": {},
+                           "keybindings": {}}, f, indent=4)
         env = dict(self.env, SPEECHD_ADDRESS="unix_socket:" + proxy_path)
         return subprocess.Popen(["/usr/bin/orca", "--disable", "braille"], env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -352,11 +368,12 @@ def analyse(lines, t_key, connection):
     return out
 
 
-def block(desktop, proxy, rec, server, upstream, keys, log, loud):
-    """One Orca session against `upstream`: start, wait for its greeting to end, type `keys`."""
+def block(desktop, proxy, rec, server, upstream, keys, log, loud, voice=None):
+    """One Orca session against `upstream` (in the Piper `voice` when given): start, wait for its greeting
+    to end, type `keys`."""
     proxy.upstream = upstream
     t_start = now()
-    orca = desktop.orca(proxy.path)
+    orca = desktop.orca(proxy.path, voice)
     window = None
     rows = []
     echoes = {}   # letter → where its first echo after silence turned loud (the recording's sample)
@@ -491,17 +508,19 @@ def summary(rows, typing=False):
 
 
 def measure(rec, servers, log, blocks=2, loud=1000, pids=None):
-    """Alternating blocks of 24 keys per server (`servers`: name → SSIP socket path; `pids`: name → the
-    server's processes, for the PCM write times). Returns raw rows and medians per server."""
+    """Alternating blocks of 24 keys per server (`servers`: name → SSIP socket path, or (path, Piper voice)
+    for Orca speaking in that voice; `pids`: name → the server's processes, for the PCM write times).
+    Returns raw rows and medians per server."""
     desktop = Desktop(log)
     proxy = TimedProxy(os.path.join(desktop.work, "proxy.sock"))
     rows = {name: [] for name in servers}
     writes = PcmWrites(desktop.work, log) if pids else None
     try:
         for b in range(blocks):
-            for name, path in servers.items():
+            for name, server in servers.items():
+                path, voice = server if isinstance(server, tuple) else (server, None)
                 try:
-                    got = block(desktop, proxy, rec, name, path, LETTERS, log, loud)
+                    got = block(desktop, proxy, rec, name, path, LETTERS, log, loud, voice)
                 except RuntimeError as e:
                     log(f"orca echo, {name}, block {b + 1}: {e}")
                     continue
@@ -570,6 +589,11 @@ def markdown(result):
                  f"{echo / echo_spd:.2f}× (target ≤ 0.5×: {'met' if echo <= 0.5 * echo_spd else 'not met'}); "
                  f"a11yd's share after the SPEAK {fmt(share)} ms (target ≤ 2 ms: "
                  f"{'met' if share is not None and share <= 0.002 else 'not met'}).")
+        L.append("")
+    natural = servers.get("a11yd, natural voice", {}).get("summary", {}).get("key → first sound", {}).get("median")
+    if natural is not None and echo is not None:
+        L.append(f"Orca's key echo in the natural voice (its echoes said ahead): {fmt(natural)} ms, against "
+                 f"{fmt(echo)} ms in eSpeak" + (f" and speech-dispatcher's {fmt(echo_spd)} ms." if echo_spd else "."))
         L.append("")
     def after_silence(name, blocks):
         rows = [r for r in servers.get(name, {}).get("rows", []) if r.get("block", 0) in blocks]

@@ -1007,6 +1007,13 @@ class Bench:
             time.sleep(1)
         return None
 
+    def heard_through(self, post, timeout=30):
+        """Posts (`post()`), waits until it is heard, then until the sink is quiet again."""
+        n0 = self.rec.count()
+        post()
+        self.rec.wait_loud(n0, LOUD, timeout)
+        self.rec.wait_quiet(self.rec.count(), 300, timeout)
+
     def piper_echo_and_top_rate(self, a11y, out):
         """Key echo in the natural voice (issue 42): a-z posted one by one at a rate nothing was said at, once
         the voice spoke at it and its worker went quiet (the characters said ahead rendered), then the same
@@ -1016,8 +1023,7 @@ class Bench:
         for voice, fields in [("piper", {"voice": self.PIPER_VOICE, "lang": None}), ("espeak-ng en-us", {"lang": "en-us"})]:
             rate = never_said_rate(50)
             kw = {k: v for k, v in fields.items() if v is not None}
-            a11y.post("Ready to type.", rate=rate, **kw)
-            self.rec.wait_quiet(self.rec.count(), 300, 10)
+            self.heard_through(lambda: a11y.post("Ready to type.", rate=rate, **kw))
             if voice == "piper":
                 out["echoes rendered after (s)"] = self.until_workers_quiet()
             for when in ("first time", "said again"):
@@ -1033,9 +1039,10 @@ class Bench:
                 out["first_sound"][f"{voice}, key echo a-z, {when}"] = {"values": values, **stats(values)}
                 log(f"piper part: {voice}, key echo a-z, {when}:", ms(stats(values).get("median")))
         firsts, factors = [], []
-        # The worker loaded again (its idle unload is 5 s here) before the runs measured.
-        a11y.post("Ready.", voice=self.PIPER_VOICE, lang=None, rate=1.0)
-        self.rec.wait_quiet(self.rec.count(), 300, 30)
+        # The worker loaded again (its idle unload is 5 s here) before the runs measured: heard, then quiet
+        # (waiting for quiet alone returned while a cold worker still loaded its model, and the first run
+        # measured the load).
+        self.heard_through(lambda: a11y.post("Ready.", voice=self.PIPER_VOICE, lang=None, rate=1.0))
         for _ in range(3):
             self.rec.settle(300)
             workers = self.piper_worker_pids()

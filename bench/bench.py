@@ -1023,9 +1023,14 @@ class Bench:
         for voice, fields in [("piper", {"voice": self.PIPER_VOICE, "lang": None}), ("espeak-ng en-us", {"lang": "en-us"})]:
             rate = never_said_rate(50)
             kw = {k: v for k, v in fields.items() if v is not None}
+            before = memory(self.a.a11yd_pid)
             self.heard_through(lambda: a11y.post("Ready to type.", rate=rate, **kw))
             if voice == "piper":
                 out["echoes rendered after (s)"] = self.until_workers_quiet()
+                # What the characters said ahead at one setting cost a11yd (its heap: the rendered audio).
+                after = memory(self.a.a11yd_pid)
+                out["memory"]["a11yd's growth while the echoes were said ahead (kB)"] = {
+                    key: after[key] - before[key] for key in ("RssAnon", "Private") if after.get(key) is not None and before.get(key) is not None}
             for when in ("first time", "said again"):
                 values = []
                 for letter in letters:
@@ -1187,6 +1192,11 @@ def piper_markdown(piper):
              + ("and its worker went quiet " + (f"({rendered:.1f} s: the characters said ahead rendered)" if rendered else "(did not within 60 s)"))
              + "; then the same letters again. At the top rate (1.0, 450 words a minute) the Piper worker's CPU time (its "
              + "two inference threads and the stretch) over the 40 words' length heard: " + (f"{factor:.3f}" if factor is not None else "?") + ".")
+    grown = piper.get("memory", {}).get("a11yd's growth while the echoes were said ahead (kB)")
+    if grown:
+        L.append("")
+        L.append("The characters said ahead at one setting (`EchoMemory`, bounded at 4 MiB): a11yd's anonymous memory grew by "
+                 f"{grown.get('RssAnon', 0) / 1024:.1f} MiB (private {grown.get('Private', 0) / 1024:.1f} MiB) while they were rendered.")
     L.append("")
     memory = piper.get("memory", {})
     cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"

@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import os
+import re
 import queue
 import socket
 import statistics
@@ -1007,6 +1008,20 @@ class Bench:
             time.sleep(1)
         return None
 
+    def echoes_ready(self):
+        """What a11yd's log said last of the characters said ahead (their forms and bytes), from the file
+        its standard error goes to; None when it said nothing."""
+        try:
+            path = os.readlink(f"/proc/{self.a.a11yd_pid}/fd/2")
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = [line for line in f if "characters a screen reader echoes are ready" in line]
+        except OSError:
+            return None
+        if not lines:
+            return None
+        fields = dict(re.findall(r"(\w+)=(\d+)", lines[-1]))
+        return {key: int(value) for key, value in fields.items() if key in ("forms", "echoes_bytes", "echoes_bound")}
+
     def heard_through(self, post, timeout=30):
         """Posts (`post()`), waits until it is heard, then until the sink is quiet again."""
         n0 = self.rec.count()
@@ -1023,14 +1038,10 @@ class Bench:
         for voice, fields in [("piper", {"voice": self.PIPER_VOICE, "lang": None}), ("espeak-ng en-us", {"lang": "en-us"})]:
             rate = never_said_rate(50)
             kw = {k: v for k, v in fields.items() if v is not None}
-            before = memory(self.a.a11yd_pid)
             self.heard_through(lambda: a11y.post("Ready to type.", rate=rate, **kw))
             if voice == "piper":
                 out["echoes rendered after (s)"] = self.until_workers_quiet()
-                # What the characters said ahead at one setting cost a11yd (its heap: the rendered audio).
-                after = memory(self.a.a11yd_pid)
-                out["memory"]["a11yd's growth while the echoes were said ahead (kB)"] = {
-                    key: after[key] - before[key] for key in ("RssAnon", "Private") if after.get(key) is not None and before.get(key) is not None}
+                out["memory"]["echoes said ahead"] = self.echoes_ready()
             for when in ("first time", "said again"):
                 values = []
                 for letter in letters:
@@ -1192,11 +1203,11 @@ def piper_markdown(piper):
              + ("and its worker went quiet " + (f"({rendered:.1f} s: the characters said ahead rendered)" if rendered else "(did not within 60 s)"))
              + "; then the same letters again. At the top rate (1.0, 450 words a minute) the Piper worker's CPU time (its "
              + "two inference threads and the stretch) over the 40 words' length heard: " + (f"{factor:.3f}" if factor is not None else "?") + ".")
-    grown = piper.get("memory", {}).get("a11yd's growth while the echoes were said ahead (kB)")
-    if grown:
+    echoes = piper.get("memory", {}).get("echoes said ahead")
+    if echoes:
         L.append("")
-        L.append("The characters said ahead at one setting (`EchoMemory`, bounded at 4 MiB): a11yd's anonymous memory grew by "
-                 f"{grown.get('RssAnon', 0) / 1024:.1f} MiB (private {grown.get('Private', 0) / 1024:.1f} MiB) while they were rendered.")
+        L.append(f"The characters said ahead at that setting (`EchoMemory`, a11yd's log): {echoes.get('forms')} forms in "
+                 f"{echoes.get('echoes_bytes', 0) / 1e6:.2f} MB of audio, within its bound of {echoes.get('echoes_bound', 0) / 1e6:.2f} MB.")
     L.append("")
     memory = piper.get("memory", {})
     cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"

@@ -118,7 +118,7 @@ extension Daemon {
         let preload = configuration.voices.first { SpeechEngineName(voice: $0.voice) == .piper }
             .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
         let piper = starter.engine(preload: preload)
-        let router = EngineRouter(espeak: espeak, piper: piper, piperVoices: [], piperSource: starter, echoes: options.echoesAhead ? .standard : nil)
+        let router = EngineRouter(espeak: espeak, piper: piper, piperVoices: [], piperSource: starter, echoes: options.echoesAhead ? .standard : nil, logger: logger)
         return (router, espeak, starter)
     }
 }

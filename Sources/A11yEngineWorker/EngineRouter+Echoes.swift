@@ -79,6 +79,11 @@ extension EngineRouter {
             case let chunks?: echoes.withLock { $0.remember(chunks, for: step.form, at: step.settings) }
             }
         }
+        guard !Task.isCancelled else { return }
+        let (forms, bytes) = echoes.withLock { ($0.renderedInOrder, $0.bytes) }
+        logger.info(
+            "the characters a screen reader echoes are ready in \(settings.voice) at rate \(settings.rate), pitch \(settings.pitch), volume \(settings.volume)",
+            metadata: ["forms": "\(forms)", "echoes_bytes": "\(bytes)", "echoes_bound": "\(echoes.withLock { $0.limits.bytes })"])
         echoRendering.withLock { if $0.settings == settings { $0.settings = nil; $0.task = nil } }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import A11yEngine
+import Logging
 import Synchronization
 
 /// Every engine a11yd speaks with, as one `SpeechEngine` and `PronunciationEngine`: eSpeak-NG
@@ -28,6 +29,8 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     let echoes: Mutex<EchoMemory>
     let echoesAhead: Bool
     let echoRendering = Mutex(EchoRendering())
+    /// Says when the echoes said ahead at new settings are ready, and what they take.
+    let logger: Logger
 
     public var format: AudioFormat { espeak.format }
 
@@ -36,8 +39,10 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
     /// Without `piper`, `piperSource` is asked for one at each reload.
     public init(
         espeak: any SpeechEngine & PronunciationEngine, piper: (any SpeechEngine)?, piperVoices: [PiperVoice],
-        piperSource: (any PiperSource)? = nil, memory: SpeechMemory.Limits? = nil, echoes: EchoMemory.Limits? = nil
+        piperSource: (any PiperSource)? = nil, memory: SpeechMemory.Limits? = nil, echoes: EchoMemory.Limits? = nil,
+        logger: Logger = Logger(label: "a11yd.engines", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
+        self.logger = logger
         self.espeak = espeak
         self.piper = Mutex(piper)
         self.piperSource = piperSource

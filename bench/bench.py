@@ -1020,7 +1020,7 @@ class Bench:
         if not lines:
             return None
         fields = dict(re.findall(r"(\w+)=(\d+)", lines[-1]))
-        return {key: int(value) for key, value in fields.items() if key in ("forms", "echoes_bytes", "echoes_bound")}
+        return {key: int(value) for key, value in fields.items() if key in ("forms", "bytes", "echoes_bytes", "echoes_bound")}
 
     def heard_through(self, post, timeout=30):
         """Posts (`post()`), waits until it is heard, then until the sink is quiet again."""
@@ -1207,7 +1207,8 @@ def piper_markdown(piper):
     if echoes:
         L.append("")
         L.append(f"The characters said ahead at that setting (`EchoMemory`, a11yd's log): {echoes.get('forms')} forms in "
-                 f"{echoes.get('echoes_bytes', 0) / 1e6:.2f} MB of audio, within its bound of {echoes.get('echoes_bound', 0) / 1e6:.2f} MB.")
+                 f"{echoes.get('bytes', 0) / 1e6:.2f} MB of audio; all settings kept then {echoes.get('echoes_bytes', 0) / 1e6:.2f} MB, "
+                 f"within the bound of {echoes.get('echoes_bound', 0) / 1e6:.2f} MB.")
     L.append("")
     memory = piper.get("memory", {})
     cell = lambda row: "?" if not row else f"RSS {row.get('Rss', 0) / 1024:.1f} / Private {row.get('Private', 0) / 1024:.1f} MiB"

@@ -209,6 +209,12 @@ public struct EchoMemory: Sendable {
         return steps(for: settings).prefix { kept[$0.settings]?.has($0.form) ?? false }.count
     }
 
+    /// The bytes of audio kept for the steps of `settings` (with their capitals at a pitch of their own).
+    public func bytes(for settings: Settings) -> Int {
+        [settings, capitalSettings(for: settings)].compactMap { $0 }
+            .reduce(0) { sum, each in sum + (kept[each]?.chunks.values.reduce(0) { $0 + $1.sampleBytes } ?? 0) }
+    }
+
     /// `form` cannot be rendered at `settings` (the engine failed on it): the next one is.
     public mutating func passOver(_ form: Form, at settings: Settings) {
         var rendered = touch(settings)

@@ -51,6 +51,7 @@ extension EngineRouter {
 
     /// Renders every form at `settings` not kept yet, until all are or the task is cancelled.
     private func renderEchoLoop(_ settings: EchoMemory.Settings) async {
+        var rendered = false
         while !Task.isCancelled, let step = echoes.withLock({ $0.nextToRender(for: settings) }) {
             await untilNoSpeech()
             guard !Task.isCancelled else { return }
@@ -78,12 +79,15 @@ extension EngineRouter {
             case let chunks? where chunks.isEmpty: echoes.withLock { $0.passOver(step.form, at: step.settings) }
             case let chunks?: echoes.withLock { $0.remember(chunks, for: step.form, at: step.settings) }
             }
+            rendered = true
         }
         guard !Task.isCancelled else { return }
-        let (forms, bytes) = echoes.withLock { ($0.renderedInOrder, $0.bytes) }
-        logger.info(
-            "the characters a screen reader echoes are ready in \(settings.voice) at rate \(settings.rate), pitch \(settings.pitch), volume \(settings.volume)",
-            metadata: ["forms": "\(forms)", "echoes_bytes": "\(bytes)", "echoes_bound": "\(echoes.withLock { $0.limits.bytes })"])
+        if rendered {
+            let (forms, bytes, all, bound) = echoes.withLock { ($0.renderedInOrder, $0.bytes(for: settings), $0.bytes, $0.limits.bytes) }
+            logger.info(
+                "the characters a screen reader echoes are ready in \(settings.voice) at rate \(settings.rate), pitch \(settings.pitch), volume \(settings.volume)",
+                metadata: ["forms": "\(forms)", "bytes": "\(bytes)", "echoes_bytes": "\(all)", "echoes_bound": "\(bound)"])
+        }
         echoRendering.withLock { if $0.settings == settings { $0.settings = nil; $0.task = nil } }
     }
 

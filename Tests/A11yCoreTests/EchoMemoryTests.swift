@@ -119,6 +119,9 @@ import Testing
         for step in steps.prefix(lower) { memory.remember([SynthesisChunk(samples: [1])], for: step.form, at: step.settings) }
         #expect(memory.nextToRender(for: plain) == EchoMemory.Step(form: EchoMemory.Form(character: "A", spellOut: false), settings: capitalPitch))
         #expect(memory.renderedInOrder == lower)
+        let capitalA = memory.nextToRender(for: plain)
+        memory.remember([SynthesisChunk(samples: [1, 2])], for: try #require(capitalA).form, at: capitalPitch)
+        #expect(memory.bytes(for: plain) == 2 * lower + 4, "a setting's bytes count its capitals at their pitch")
 
         // Another rate: its capitals are rendered at the pitch learnt, before one is asked for.
         var faster = plain

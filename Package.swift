@@ -85,6 +85,7 @@ let package = Package(
             dependencies: [
                 "A11yCore", "A11yEngine", "A11ySystem", "CSeccomp",
                 .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.

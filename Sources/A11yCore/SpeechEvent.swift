@@ -37,9 +37,10 @@ public enum SpeechEvent: Sendable, Equatable {
     case finished(UtteranceID, text: String, reason: FinishReason, message: String?)
     /// The queue holds, paused, with nothing speaking: a word pause was asked and its item ended
     /// before reaching a word boundary (its `finished` came first: `finished` is always an
-    /// utterance's last event). Nothing starts until `resume` (only `owner`'s items, when the pause
-    /// was that client's own). For `owner`, whose item the pause was asked for, and subscribers.
-    case queuePaused(owner: ClientID?)
+    /// utterance's last event). Nothing starts until `resume` (only its client's items, when the
+    /// pause was that client's own). For the client whose item the pause was asked for (the
+    /// `ClientEvent`'s owner), and subscribers.
+    case queuePaused
 
     /// The utterance the event is about; nil for a queue state.
     public var utterance: UtteranceID? {

@@ -451,7 +451,7 @@ public struct SpeechQueue: Sendable {
     /// the queue's state, told after the item's last event.
     private func pausedQueueIfAny(_ current: Current) -> [Effect] {
         guard case .pausingAtWord = current.phase else { return [] }
-        return [emit(.queuePaused(owner: current.item.owner), about: current.item)]
+        return [emit(.queuePaused, about: current.item)]
     }
 
     /// A word of the speaking item began to be heard: it is told, and remembered as where the item

@@ -2,6 +2,7 @@
 import A11yCore
 import A11ySystem
 import Glibc
+import OrderedCollections
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -62,18 +63,17 @@ public enum PiperVoices {
 
     /// Every voice in `folders`; a voice whose description cannot be read is listed with its problem.
     public static func scan(_ folders: [FilePath]) -> [PiperVoice] {
-        var found: [String: PiperVoice] = [:]
-        var order: [String] = []
+        // By name, the first folder's first: in the order found.
+        var found: OrderedDictionary<String, PiperVoice> = [:]
         for folder in folders {
             guard let names = try? Directory.names(in: folder.string) else { continue }
             for file in names.sorted() where file.hasSuffix(".onnx") {
                 let name = String(file.dropLast(".onnx".count))
                 guard !name.isEmpty, found[name] == nil else { continue }
                 found[name] = voice(named: name, in: folder)
-                order.append(name)
             }
         }
-        return order.compactMap { found[$0] }
+        return Array(found.values)
     }
 
     /// The largest `.onnx.json` a11yd reads (Piper's are ~5 KB; a multi-speaker one ~100 KB).

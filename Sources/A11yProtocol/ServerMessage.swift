@@ -173,7 +173,7 @@ extension ServerMessage: Codable {
         if let name = try container.decodeIfPresent(EventName.self, forKey: .event) {
             // `paused` without an utterance is the queue's own state.
             if name == .paused, !container.contains(.utterance) {
-                self = .event(.queuePaused(owner: nil))
+                self = .event(.queuePaused)
                 return
             }
             let id = try container.decode(UtteranceID.self, forKey: .utterance)

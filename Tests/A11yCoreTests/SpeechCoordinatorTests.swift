@@ -162,9 +162,9 @@ import Testing
         await log.wait { $0.contains(.word(id, start: 3, length: 4)) }
         #expect(await coordinator.pause(at: .word))
         output.advance(by: 1000)
-        await log.wait { $0.contains(.queuePaused(owner: nil)) }
+        await log.wait { $0.contains(.queuePaused) }
         let events = await log.events
-        #expect(Array(events.suffix(2)) == [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused(owner: nil)])
+        #expect(Array(events.suffix(2)) == [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused])
         #expect(!events.contains(.paused(id)))
         #expect(await coordinator.status().state == .paused)
         #expect(await coordinator.resume())

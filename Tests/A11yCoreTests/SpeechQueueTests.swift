@@ -195,7 +195,7 @@ import Testing
         let ended = queue.playbackEnded(UtteranceID(rawValue: 1), .completed)
         #expect(ended == [
             .emit(ClientEvent(.finished(UtteranceID(rawValue: 1), text: "item 1", reason: .spoken, message: nil), owner: ClientID(rawValue: 5))),
-            .emit(ClientEvent(.queuePaused(owner: ClientID(rawValue: 5)), owner: ClientID(rawValue: 5))),
+            .emit(ClientEvent(.queuePaused, owner: ClientID(rawValue: 5))),
         ])
         #expect(queue.state == .paused)
         #expect(played(queue.resume().effects) == [2])

@@ -330,7 +330,7 @@ import Testing
         try await client.waitFor("its only word") { $0.event == "word" && $0.utterance == id }
         try await client.send(RequestLine(.pause(.word), id: .string("pause")))
         #expect(try await client.waitFor("pause reply") { $0.id == .string("pause") }.effective == true)
-        try await client.waitFor("the queue's pause") { $0 == .event(.queuePaused(owner: nil)) }
+        try await client.waitFor("the queue's pause") { $0 == .event(.queuePaused) }
         let events = await client.events(of: id).compactMap(\.event)
         #expect(events.last == "finished" && !events.contains("paused"), "\(events)")
         #expect(try await client.finished(id).reason == .spoken)

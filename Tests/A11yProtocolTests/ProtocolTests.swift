@@ -116,9 +116,9 @@ import Testing
 
     /// The queue's own pause is `paused` without an utterance, and reads back as such.
     @Test func theQueuesPauseIsPausedWithoutAnUtterance() throws {
-        let line = LineCodec.encodeString(ServerMessage.event(.queuePaused(owner: ClientID(rawValue: 2))))
+        let line = LineCodec.encodeString(ServerMessage.event(.queuePaused))
         #expect(line == #"{"event":"paused"}"#)
-        #expect(try LineCodec.decodeMessage(Array(line.utf8)) == .event(.queuePaused(owner: nil)))
+        #expect(try LineCodec.decodeMessage(Array(line.utf8)) == .event(.queuePaused))
         let utterance = LineCodec.encodeString(ServerMessage.event(.paused(UtteranceID(rawValue: 4))))
         #expect(try LineCodec.decodeMessage(Array(utterance.utf8)) == .event(.paused(UtteranceID(rawValue: 4))))
     }

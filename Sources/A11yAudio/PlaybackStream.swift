@@ -38,8 +38,8 @@ final class PlaybackStream {
     /// stream plays: 64 frames at 48 kHz, 1.3 ms. The server reads a stream a processing block at a
     /// time and passes it on, so a cut starts a block past where it last read and a block already
     /// in the graph plays out before it: at the server's default floor (256 frames, 5.3 ms) sound
-    /// was gone 14 ms after a cut, at 64 frames 8 ms (issue 29; docs/architecture.md, "Time to
-    /// silence, and PipeWire's block"). The pulse server takes this floor from its client's own
+    /// was gone much later after a cut than at 64 frames (docs/architecture.md, "Time to
+    /// silence, and PipeWire's block", has the figures). The pulse server takes this floor from its client's own
     /// properties (`pipeWireClientProperties`), which PulseAudio ignores; a corked stream is not in
     /// the graph, so it costs nothing while a11yd is silent.
     static let pipeWireBlock = (frames: 64, rate: 48_000)

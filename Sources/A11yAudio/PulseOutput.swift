@@ -14,7 +14,7 @@ import Glibc
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
 /// While idle the stream is corked. Sound that is cut (`cancel`, an immediate pause) is ramped
 /// down over `Ramp.milliseconds` by rewriting what the server has not read yet, and a resume ramps
-/// up again (issue 29; docs/architecture.md, "Cuts are ramped"). If the server goes away, the
+/// up again (docs/architecture.md, "Cuts are ramped"). If the server goes away, the
 /// output reports `isConnected == false`, reconnects with a fresh context every 150 ms and then
 /// carries on with the current track from the first frame not yet given to the server; while no
 /// server was ever reached, a track is told at once that none is reachable, and why.

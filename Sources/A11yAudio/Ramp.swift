@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// How a cut takes the sound down, and a resume brings it back up: over a few milliseconds, not
-/// from speech level to zero in one sample, which is a click (issue 29).
+/// from speech level to zero in one sample, which is a click.
 ///
 /// The gain is a squared raised cosine, `((1 + cos πx) / 2)²` going down and its mirror going up,
 /// over `milliseconds`: flat where it starts and where it ends (no corner to click), and in its

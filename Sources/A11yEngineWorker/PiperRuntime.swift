@@ -45,10 +45,8 @@ public struct PiperRuntime: Sendable, Equatable {
     /// (eSpeak's, so that both engines play through one stream), loading `preload` before `ready`.
     /// Started through `launcher` (a11yd itself: `SandboxedLauncher`), which shuts the process in
     /// and then executes Python; nil starts Python directly, unprotected (tests of the worker alone).
-    /// onnxruntime's threads for one inference: two where there are two cores or more. Measured on
-    /// this project's 2-core machine, quiet (`engines/piper/measure_worker.py --runs 8`, 2026-11-27):
-    /// "Hello." first chunk 73 ms on one thread, 45 on two; a 42-word text's first clause 188 and 126
-    /// ms; real-time factor 0.13 and 0.085. More threads than cores only wait for each other.
+    /// onnxruntime's threads for one inference: two where there are two cores or more (two came
+    /// sooner than one for a short text and a long one alike, `engines/piper/measure_worker.py`). More threads than cores only wait for each other.
     static func synthesisThreads(cores: Int) -> Int { min(max(cores, 1), 2) }
 
     static var onlineCores: Int { Int(clamping: sysconf(Int32(_SC_NPROCESSORS_ONLN))) }

@@ -62,7 +62,7 @@ extension WorkerEngine {
     /// workers, else served where `WorkerSupervision` routes it (the worker, started first if there
     /// is none; the in-process engine; or nowhere, with why), and tried once more on a new worker
     /// if the first died before sending anything of it: a worker killed while idle, or just as the
-    /// request came, is not the request's fault (issue 29: such a post ended `error`, unheard). A
+    /// request came, is not the request's fault (it would end `error`, unheard). A
     /// request whose worker died twice, or after answering part of it, or fell silent, fails; the
     /// worker's failure counts against it (`WorkerSupervision.refusalThreshold`), and a new worker is started for
     /// the next.

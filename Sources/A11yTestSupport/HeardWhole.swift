@@ -56,8 +56,8 @@ public struct HeardWhole: Sendable {
         return problems
     }
 
-    /// RMS below which the sink counts as silent. Speech is 0.10-0.17 since a11yd plays as loud as
-    /// speech-dispatcher (issue 21, +6 dB); this stays as far under it as 0.003 was under 0.05-0.10.
+    /// RMS below which the sink counts as silent: well under speech, which a11yd plays as loud as
+    /// speech-dispatcher does.
     public static let silence = 0.006
     /// More than `bunchLimit` words told within `bunchWindow` seconds is a flush, not speech.
     static let bunchWindow = 0.03
@@ -66,6 +66,6 @@ public struct HeardWhole: Sendable {
 
 extension Recording {
     /// Seconds of sound loud enough to be speech, in 20 ms windows (the threshold, like `silence`,
-    /// scaled with issue 21's +6 dB: the same distance under speech as before).
+    /// set below speech at the level a11yd plays it).
     public var voicedDuration: Double { audibleDuration(threshold: 0.01, window: 0.02) }
 }

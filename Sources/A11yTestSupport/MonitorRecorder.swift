@@ -133,8 +133,8 @@ public struct Recording: Sendable {
     public static let silenceLevel: Float = 0.5 / 32_768
 
     /// The loudest the last millisecond before a cut's silence (or the first after a resume's) may
-    /// be not to click: −27 dBFS, 1,460 of 32,767 (issue 29: abrupt cuts measured a median of
-    /// 4,738 and up to 14,818).
+    /// be not to click: −27 dBFS, 1,460 of 32,767 (an abrupt cut of speech ends several times
+    /// louder; docs/architecture.md, "Cuts are ramped").
     public static let clickLimit = 1_460
 
     /// How a cut sounded: when the sound ended, and how loud its last millisecond was.

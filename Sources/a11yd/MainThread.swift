@@ -6,8 +6,7 @@ import Synchronization
 ///
 /// An `async` main on Linux hands the main thread to `dispatch_main()`, which ends it with `pthread_exit`.
 /// That forced unwind looks up every frame in the binary's unwind tables (`.eh_frame_hdr`, `.eh_frame`), and
-/// the kernel's fault-around leaves about 1 MB of them resident for the daemon's whole life (issue 11,
-/// docs/memory.md). Nothing in the daemon runs on the main queue, so the thread can simply block.
+/// the kernel's fault-around leaves much of them resident for the daemon's whole life (docs/memory.md). Nothing in the daemon runs on the main queue, so the thread can simply block.
 enum MainThread {
     /// Runs `body` on the global executor and blocks the calling thread until it returns or throws.
     static func wait(for body: @escaping @Sendable () async throws -> Void) throws {

@@ -126,15 +126,23 @@ struct Track {
     }
 
     /// Cuts the track at `frame` (from there the server's copy is being rewritten): returns the ramp
-    /// down that starts there, `rampFrames` long (silence past what may be played: the appended
-    /// frames, up to the hold), with the ramp up of a resume still applied where it overlaps.
+    /// down that starts there, `rampFrames` long, with the ramp up of a resume still applied where it
+    /// overlaps. Past what may be played (the frames appended so far, as when the engine has not said
+    /// more yet, up to the hold) the last frame that may is held, so that the ramp still goes down
+    /// over its whole length instead of dropping to silence, and nothing past a hold is heard.
     /// From now on the track is given to the server from `frame` again, and only once resumed.
     mutating func cut(at frame: Int) -> [Int16] {
-        let from = rampUpFrom, limit = writeLimit, length = rampFrames
+        let from = rampUpFrom, length = rampFrames, last = writeLimit - 1
         let frames = frame..<(frame > Int.max - length ? Int.max : frame + length)
-        var ramp = copy(frames) { f in
-            guard f < limit else { return 0 }
-            return Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1)
+        var ramp = [Int16](repeating: 0, count: frames.count * channels)
+        if frame <= last {
+            for f in frames where f >= 0 {
+                let gain = Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1)
+                let source = min(f, last)
+                for c in 0..<channels {
+                    ramp[(f - frame) * channels + c] = Ramp.scale(samples[source * channels + c], by: gain)
+                }
+            }
         }
         // What is left there of the last cut's ramp, already going down, goes on under this one.
         mixUnderlay(into: &ramp, frames)

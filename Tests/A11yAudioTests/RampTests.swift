@@ -160,6 +160,20 @@ import Testing
         #expect(t.samplesForWriting(0..<300) == nil)
     }
 
+    /// A cut just before the end of what was appended (the engine has not said more yet, as when the
+    /// natural voice sends its audio just in time): the ramp still goes down over its whole length,
+    /// from the last sample appended, never dropping from speech level to silence in one frame.
+    @Test func aCutNearTheEndOfWhatWasAppendedStillRampsWholly() {
+        for left in [0, 1, 5, Self.length / 2] {
+            var t = track()
+            let ramp = t.cut(at: 1_000 - 1 - left)
+            #expect(ramp.count == Self.length)
+            let steps = zip(ramp, ramp.dropFirst()).map { abs(Int($0) - Int($1)) }
+            #expect(ramp.first! > 9_990 && ramp.last! < 2, "\(left) frames left: \(ramp.first!) … \(ramp.last!)")
+            #expect(steps.max()! < 1_000, "\(left) frames left: no step from speech to silence (largest \(steps.max()!))")
+        }
+    }
+
     @Test func onlyATrackNotYetWrittenNorResumedStartsAfresh() {
         #expect(track(written: 0).startsAfresh)
         #expect(!track(written: 1).startsAfresh)
@@ -192,13 +206,18 @@ import Testing
         #expect(flushed.samplesForWriting(0..<2) == nil, "a flush dropped the ramp too")
     }
 
-    @Test func aRampStopsAtTheHoldOrTheEndOfWhatWasAppended() {
-        var t = track(frames: 330)
-        let ramp = t.cut(at: 300)
-        #expect(ramp[..<30].allSatisfy { $0 > 0 } && ramp[30...].allSatisfy { $0 == 0 }, "silence past the appended frames")
-        var held = track()
+    @Test func aRampHoldsTheLastFrameThatMayBePlayedAtTheHoldOrTheEndOfWhatWasAppended() {
+        var t = track(frames: 330), whole = track()
+        let ramp = t.cut(at: 300), wholeRamp = whole.cut(at: 300)
+        #expect(ramp == wholeRamp, "the appended frames held: the same ramp as over 10,000 appended")
+        var held = Track(format: AudioFormat(sampleRate: 22_050, channels: 1))
+        held.append([Int16](repeating: 10_000, count: 320) + [Int16](repeating: -20_000, count: 680))
+        held.starts(atStreamFrame: 500)
         _ = held.setHold(320)
-        #expect(held.cut(at: 300)[20...].allSatisfy { $0 == 0 }, "silence past the hold")
+        let heldRamp = held.cut(at: 300)
+        #expect(heldRamp.allSatisfy { $0 >= 0 } && heldRamp == wholeRamp, "nothing past the hold is heard")
+        var past = track(frames: 300)
+        #expect(past.cut(at: 300).allSatisfy { $0 == 0 }, "a cut past everything that may play has nothing to ramp")
     }
 
     @Test func aCutDuringARampUpKeepsBoth() {

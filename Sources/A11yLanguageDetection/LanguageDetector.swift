@@ -84,8 +84,11 @@ public final class LanguageDetector: LanguageDetecting {
             raw.bindMemory(to: a11y_cld2_candidate.self).compactMap { candidate -> LanguageEvidence.Candidate? in
                 var code = candidate.code
                 let language = withUnsafeBytes(of: &code) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                guard language != "un", !language.isEmpty, (0...100).contains(candidate.percent) else { return nil }
-                return LanguageEvidence.Candidate(language: language, percent: Int(candidate.percent))
+                guard language != "un", !language.isEmpty, (0...100).contains(candidate.percent),
+                      candidate.normalized_score.isFinite
+                else { return nil }
+                return LanguageEvidence.Candidate(
+                    language: language, percent: Int(candidate.percent), score: candidate.normalized_score)
             }
         }
         let distances = fingerprints.withLock { prints -> [String: Int] in

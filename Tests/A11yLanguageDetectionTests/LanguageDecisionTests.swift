@@ -6,8 +6,9 @@ import Testing
 struct LanguageDecisionTests {
     let decision = LanguageDecision(listed: ["fr", "en-GB", "de", "es", "it"])
 
-    private func evidence(_ cld2: String?, reliable: Bool = true, _ distances: [String: Int]) -> LanguageEvidence {
-        LanguageEvidence(candidates: cld2.map { [.init(language: $0, percent: 97)] } ?? [], reliable: reliable, distances: distances)
+    private func evidence(_ cld2: String?, reliable: Bool = true, score: Double, _ distances: [String: Int]) -> LanguageEvidence {
+        LanguageEvidence(
+            candidates: cld2.map { [.init(language: $0, percent: 97, score: score)] } ?? [], reliable: reliable, distances: distances)
     }
 
     struct Row: Sendable, CustomStringConvertible {
@@ -17,6 +18,8 @@ struct LanguageDecisionTests {
         let distances: [String: Int]
         let own: String
         let words: Int
+        var clause = false
+        var score = LanguageDecision.fullScore
         let expected: String?
     }
 
@@ -29,6 +32,18 @@ struct LanguageDecisionTests {
             distances: ["fr": 40_000, "en": 45_000], own: "fr", words: 8, expected: nil),
         Row(description: "CLD2's vote tips a near tie", cld2: "de", reliable: true,
             distances: ["fr": 50_000, "de": 50_500], own: "fr", words: 8, expected: "de"),
+        Row(description: "CLD2's vote at full score tips a wider tie", cld2: "de", reliable: true,
+            distances: ["fr": 50_000, "de": 51_500], own: "fr", words: 8, expected: "de"),
+        Row(description: "CLD2's vote at a low score counts less: the same tie stays", cld2: "de", reliable: true,
+            distances: ["fr": 50_000, "de": 51_500], own: "fr", words: 8, score: 300, expected: nil),
+        Row(description: "a score above the full one counts as full", cld2: "de", reliable: true,
+            distances: ["fr": 50_000, "de": 53_500], own: "fr", words: 8, score: 5000, expected: nil),
+        Row(description: "a sentence another language is barely ahead in moves", cld2: "fr", reliable: false,
+            distances: ["fr": 50_000, "en": 49_500], own: "fr", words: 6, expected: "en-GB"),
+        Row(description: "a clause on the same evidence stays in its sentence's language", cld2: "fr", reliable: false,
+            distances: ["fr": 50_000, "en": 49_500], own: "fr", words: 6, clause: true, expected: nil),
+        Row(description: "a clause moves on the short text's evidence", cld2: "en", reliable: true,
+            distances: ["fr": 50_000, "en": 42_000], own: "fr", words: 6, clause: true, expected: "en-GB"),
         Row(description: "an unreliable CLD2 does not vote", cld2: "de", reliable: false,
             distances: ["fr": 50_000, "de": 50_500], own: "fr", words: 8, expected: nil),
         Row(description: "CLD2 naming an unlisted language does not vote", cld2: "gl", reliable: true,
@@ -53,7 +68,8 @@ struct LanguageDecisionTests {
 
     @Test(arguments: rows)
     func decides(_ row: Row) {
-        let chosen = decision.choose(evidence(row.cld2, reliable: row.reliable, row.distances), own: row.own, words: row.words)
+        let chosen = decision.choose(
+            evidence(row.cld2, reliable: row.reliable, score: row.score, row.distances), own: row.own, words: row.words, clause: row.clause)
         #expect(chosen == row.expected)
     }
 

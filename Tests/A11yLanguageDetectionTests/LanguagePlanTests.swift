@@ -91,4 +91,16 @@ struct LanguagePlanTests {
         let plan = try await pronouncer.plan(text: text, defaultVoice: "voice-fr", languages: languages())
         #expect(plan.voicedPieces.map(\.voice) == ["voice-fr", "voice-en"])
     }
+
+    /// Short sentences with no longer one beside them are decided together: each alone is a short
+    /// text, which keeps its own language, so "Try again." could never move.
+    @Test(arguments: [
+        ("File name not specified. Try again.", "voice-en"),
+        ("Nom de fichier absent. Réessayez plus tard.", "voice-fr"),
+    ])
+    func shortSentencesTogetherAreOneText(_ text: String, _ voice: String) async throws {
+        let plan = try await pronouncer.plan(text: text, defaultVoice: "voice-fr", languages: languages())
+        #expect(plan.voicedPieces.map(\.voice) == [voice], "\(plan.voicedPieces)")
+        #expect(plan.voicedPieces.map(\.text).joined() == text)
+    }
 }

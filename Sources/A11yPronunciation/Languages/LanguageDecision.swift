@@ -10,9 +10,13 @@ public struct LanguageEvidence: Sendable, Equatable {
         public var language: String
         /// Share of the text's letters, 0...100.
         public var percent: Int
-        public init(language: String, percent: Int) {
+        /// CLD2's normalized score: how well the text matches the language's model, about 1000
+        /// for real text in it, lower for a few words or a language it only resembles.
+        public var score: Double
+        public init(language: String, percent: Int, score: Double = LanguageDecision.fullScore) {
             self.language = language
             self.percent = percent
+            self.score = score
         }
     }
 
@@ -42,19 +46,25 @@ public protocol LanguageDetecting: Sendable {
 ///
 /// The fingerprint distances rank every listed language (and only those: a user reading French,
 /// English and German is never told Galician); CLD2, which knows the words of 80 languages, adds a
-/// vote for its first language when it is listed and CLD2 calls it reliable. The text's own language
-/// keeps it unless another listed language is ahead of it:
+/// vote for its first language when it is listed and CLD2 calls it reliable, weighed by CLD2's own
+/// score: a low score is CLD2 guessing from a few words (English ones in an Italian sentence), a
+/// full one is CLD2 knowing the language. The text's own language keeps it unless another listed
+/// language is ahead of it:
 /// - a sentence (5 words or more): ahead at all;
-/// - a short text (2-4 words: a label, a button, a menu item): ahead by `shortMargin` *and* CLD2's
-///   reliable first language, so that "Option incorrecte" stays French;
+/// - a short text (2-4 words: a label, a button, a menu item), and a clause of a sentence whose
+///   language is decided: ahead by `shortMargin` *and* CLD2's reliable first language, so that
+///   "Option incorrecte" stays French and a clause of five words does not leave its sentence on
+///   a near tie;
 /// - a single word or character: never looked at (`minimumWords`, `minimumLetters`): key echo and
 ///   a word read alone never move.
 /// Measured on bench/language/sentences.tsv (docs/architecture.md, "Language detection").
 public struct LanguageDecision: Sendable, Equatable {
     /// The languages the user reads, as configured (`["fr", "en-GB"]`), in their order.
     public var listed: [String]
-    /// What CLD2's vote takes off its language's relative distance.
-    public static let cld2Vote = 0.05
+    /// What CLD2's vote takes off its language's relative distance, at `fullScore` or above.
+    public static let cld2Vote = 0.06
+    /// The CLD2 score at which its vote counts whole; below, it counts in proportion.
+    public static let fullScore = 1000.0
     /// How far ahead another language must be, on a short text.
     public static let shortMargin = 0.15
     /// At most this many words is a short text.
@@ -91,8 +101,9 @@ public struct LanguageDecision: Sendable, Equatable {
     }
 
     /// The listed tag (as configured, "en-GB") of the language `evidence` says a piece of `words`
-    /// words is in, when that is not `own` (a tag: "fr", "fr_FR.UTF-8"); nil keeps `own`.
-    public func choose(_ evidence: LanguageEvidence, own: String, words: Int) -> String? {
+    /// words is in, when that is not `own` (a tag: "fr", "fr_FR.UTF-8"); nil keeps `own`. A
+    /// `clause` is part of a sentence whose language (`own`) was decided on the whole sentence.
+    public func choose(_ evidence: LanguageEvidence, own: String, words: Int, clause: Bool = false) -> String? {
         let ownBase = Self.base(own)
         let bases = listedBases
         var relative: [String: Double] = [:]
@@ -100,16 +111,18 @@ public struct LanguageDecision: Sendable, Equatable {
         for (language, distance) in evidence.distances where bases.contains(language) {
             relative[language] = Double(distance) / Double(nearest)
         }
-        let first = evidence.candidates.first.map { Self.base($0.language) }
-        let cld2Says = evidence.reliable ? first.flatMap { relative[$0] != nil ? $0 : nil } : nil
-        if let cld2Says { relative[cld2Says, default: 1] -= Self.cld2Vote }
+        let first = evidence.candidates.first
+        let cld2Says = evidence.reliable ? first.map({ Self.base($0.language) }).flatMap { relative[$0] != nil ? $0 : nil } : nil
+        if let cld2Says, let first {
+            relative[cld2Says, default: 1] -= Self.cld2Vote * min(max(first.score, 0), Self.fullScore) / Self.fullScore
+        }
         // The best listed language; ties go to the text's own, then to the list's order.
         guard let best = bases.filter({ relative[$0] != nil }).min(by: { a, b in
             if relative[a]! != relative[b]! { return relative[a]! < relative[b]! }
             return a == ownBase
         }) else { return nil }
         if best == ownBase { return nil }
-        let short = words <= Self.shortWords
+        let short = words <= Self.shortWords || clause
         if let ownScore = relative[ownBase] {
             let margin = ownScore - relative[best]!
             if short {

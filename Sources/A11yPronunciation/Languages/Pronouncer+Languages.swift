@@ -94,11 +94,22 @@ extension Pronouncer {
         let ownBase = LanguageDecision.base(languages.own)
         let sentences = SentenceSplitter.sentences(of: scalars, in: range)
         var decided = sentences.map { sentence -> (words: Int, language: String?) in
-            (SentenceSplitter.wordCount(scalars, in: sentence), decide(scalars, sentence, own: languages.own, languages, budget: &budget))
+            (SentenceSplitter.wordCount(scalars, in: sentence), nil)
         }
-        // A short sentence among others ("Lo salto.", "Exit status: always succeeds.") says too little
-        // of its language alone: it is said in the language of the sentence before it (the first
-        // one, of the sentence after it).
+        if decided.count > 1, decided.allSatisfy({ $0.words <= LanguageDecision.shortWords }) {
+            // Short sentences alone ("File name not specified. Try again.") each say too little of
+            // their language; together they are one text, decided as one.
+            let language = decide(scalars, range, own: languages.own, languages, budget: &budget)
+            for index in decided.indices { decided[index].language = language }
+        } else {
+            // A short sentence among longer ones takes a neighbour's language below: not detected.
+            for (index, sentence) in sentences.enumerated() where decided.count == 1 || decided[index].words > LanguageDecision.shortWords {
+                decided[index].language = decide(scalars, sentence, own: languages.own, languages, budget: &budget)
+            }
+        }
+        // A short sentence among longer ones ("Lo salto.", "Exit status: always succeeds.") says too
+        // little of its language alone: it is said in the language of the sentence before it (the
+        // first one, of the longer sentence after it).
         if decided.count > 1 {
             for index in decided.indices where decided[index].words <= LanguageDecision.shortWords {
                 if index > 0 {
@@ -114,10 +125,11 @@ extension Pronouncer {
                 add(sentence, language)
                 continue
             }
-            // A clause leaves its sentence's language only when it is itself clearly in another.
+            // A clause leaves its sentence's language only when it is itself clearly in another
+            // (the short text's rule: its few words against the whole sentence's).
             let sentenceLanguage = language ?? languages.own
             for clause in clauses {
-                var clauseLanguage = decide(scalars, clause, own: sentenceLanguage, languages, budget: &budget) ?? language
+                var clauseLanguage = decide(scalars, clause, own: sentenceLanguage, languages, clause: true, budget: &budget) ?? language
                 if let chosen = clauseLanguage, LanguageDecision.base(chosen) == ownBase { clauseLanguage = nil }
                 add(clause, clauseLanguage)
             }
@@ -128,7 +140,8 @@ extension Pronouncer {
     /// The listed language a piece is in, when another than `own`; nil when it stays, when it is too
     /// short to tell (a character, a word), or when the utterance's detection budget is spent.
     private static func decide(
-        _ scalars: [Unicode.Scalar], _ range: Range<Int>, own: String, _ languages: LanguageSwitch, budget: inout Int
+        _ scalars: [Unicode.Scalar], _ range: Range<Int>, own: String, _ languages: LanguageSwitch, clause: Bool = false,
+        budget: inout Int
     ) -> String? {
         let words = SentenceSplitter.wordCount(scalars, in: range)
         guard LanguageDecision.isWorthDetecting(words: words, letters: SentenceSplitter.letterCount(scalars, in: range)),
@@ -144,6 +157,6 @@ extension Pronouncer {
         }
         budget -= bytes
         guard let evidence = languages.detector.evidence(for: String(text)) else { return nil }
-        return languages.decision.choose(evidence, own: own, words: words)
+        return languages.decision.choose(evidence, own: own, words: words, clause: clause)
     }
 }

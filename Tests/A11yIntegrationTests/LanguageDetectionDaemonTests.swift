@@ -3,20 +3,26 @@ import A11yCore
 import A11yDaemon
 import A11yProtocol
 import A11yTestSupport
+import Foundation
 import Testing
 
 /// `[voice] detect_languages` in the running daemon: a French text with an English and a German
-/// sentence is one item in three voices, its words told at the client's offsets.
+/// sentence is one item in three voices, its words told at the client's offsets; the same through
+/// SSIP, as Orca sends it.
 @Suite("Each sentence in its own language, in the daemon")
 struct LanguageDetectionDaemonTests {
+    static func configuration() -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        configuration.detectLanguages = ["fr", "en", "de", "es", "it"]
+        return configuration
+    }
+
     static let text = "Le conseil municipal s'est réuni hier soir pour discuter du budget de l'année prochaine. "
         + "The committee will publish its final report on the new railway line next month. "
         + "Die Bürgerinnen und Bürger können ihre Meinung bis Ende des Monats schriftlich einreichen."
 
     @Test func aFrenchTextWithAnEnglishAndAGermanSentenceIsOneItemInThreeVoices() async throws {
-        var configuration = DaemonConfiguration()
-        configuration.detectLanguages = ["fr", "en", "de", "es", "it"]
-        let daemon = try await DaemonHarness(configuration: configuration)
+        let daemon = try await DaemonHarness(configuration: Self.configuration())
         let client = try await daemon.client()
         var post = Post.say(Self.text)
         post.lang = "fr"
@@ -43,6 +49,101 @@ struct LanguageDetectionDaemonTests {
         try await client.send(RequestLine(.pronounce(short), id: .string("short")))
         let label = try #require(try await client.waitFor("short") { $0.id == .string("short") }.ipa)
         #expect(!label.contains("(en") && !label.contains("(it"), "a short French label stays French: \(label)")
+        await daemon.shutDown()
+    }
+
+    /// A French text with an English sentence, as a speech-dispatcher client sends it.
+    static let ssipText = "Le rapport annuel sera publié demain matin sur le site. "
+        + "Please read the release notes carefully before you install the new version of the software."
+
+    /// `SET self LANGUAGE fr` then `SPEAK` over SSIP: one item, heard whole at the sink, its English
+    /// sentence said by the English voice. SSIP has no `pronounce`; what tells the voice is when each
+    /// word is heard: each voice says the English words at its own pace, so the SSIP item's word
+    /// times, from its first English word on, must follow the same text posted in French over JSON
+    /// (which `pronounce` shows in two voices), and not the text with every word held French (a
+    /// span's `lang`, which detection never overrides).
+    @Test func anSSIPTextInFrenchWithAnEnglishSentenceIsSaidInBothVoices() async throws {
+        let daemon = try await DaemonHarness(configuration: Self.configuration(), ssip: true)
+        let poster = try await daemon.client()
+        let watcher = try await daemon.client()
+        try await watcher.send(RequestLine(.subscribe(all: true), id: .string("subscribe")))
+        try await watcher.waitFor("subscribed") { $0.id == .string("subscribe") }
+        let text = Self.ssipText
+        let englishStart = text.unicodeScalars.count - (text.split(separator: ". ").last.map { $0.unicodeScalars.count } ?? 0)
+        let englishWords = wordStarts(text).filter { $0 >= englishStart }
+
+        var switched = Post.say(text)
+        switched.lang = "fr"
+        try await poster.send(RequestLine(.pronounce(switched), id: .string("show")))
+        let shown = try #require(try await poster.waitFor("pronounce") { $0.id == .string("show") }.ipa)
+        #expect(shown.contains("(en"), "the English sentence in an English voice: \(shown)")
+        var french = Post.say(text)
+        french.lang = "fr"
+        french.spans = [.init(start: 0, length: text.unicodeScalars.count, lang: "fr")]
+
+        /// Each English word's time after the first, as the daemon told them.
+        func englishTimes(_ id: UInt64, on client: TestClient) async -> [Int: Double] {
+            var times: [Int: Double] = [:]
+            for (message, at) in await client.timedEvents(of: id) where message.event == "word" {
+                if let start = message.start, start >= englishStart, times[start] == nil { times[start] = at }
+            }
+            guard let first = englishWords.first, let zero = times[first] else { return [:] }
+            return times.mapValues { $0 - zero }
+        }
+        var reference = 0.0
+        var timesOf: [String: [Int: Double]] = [:]
+        var posted: Set<UInt64> = []
+        for (name, post) in [("switched", switched), ("french", french)] {
+            let recorder = try daemon.recorder()
+            let id = try await poster.post(post)
+            posted.insert(id)
+            #expect(try await poster.finished(id).successful == true)
+            try await Task.sleep(for: .milliseconds(150))
+            let voiced = recorder.stop().voicedDuration
+            if name == "switched" { reference = voiced }
+            timesOf[name] = await englishTimes(id, on: poster)
+        }
+
+        let recorder = try daemon.recorder()
+        let ssip = try RawSSIPClient(path: try #require(daemon.ssipSocketPath))
+        let replies = try await offThePool {
+            [try ssip.exchange("SET self CLIENT_NAME a11yd:test:main"), try ssip.exchange("SET self LANGUAGE fr"),
+             try ssip.exchange("SPEAK"), try ssip.exchange(text + "\r\n.")]
+        }
+        #expect(replies[1] == "201 OK LANGUAGE SET\r\n", "\(replies)")
+        #expect(replies[3].hasSuffix("225 OK MESSAGE QUEUED\r\n"), "\(replies)")
+        let before = posted
+        let started = try await watcher.waitFor("the SSIP item started") { message in
+            message.event == "started" && message.utterance.map { !before.contains($0) } == true
+        }
+        let id = try #require(started.utterance)
+        let finished = try await watcher.finished(id)
+        try await Task.sleep(for: .milliseconds(150))
+        let recording = recorder.stop()
+        ssip.close()
+        #expect(finished.successful == true, "\(finished)")
+        let events = await watcher.events(of: id)
+        #expect(events.filter { $0.event == "started" }.count == 1)
+        #expect(events.filter { $0.event == "finished" }.count == 1)
+        let told = Set(events.filter { $0.event == "word" }.compactMap(\.start))
+        for word in ["rapport", "publié", "release", "install", "software"] {
+            let offset = text.unicodeScalars.count - text.split(separator: word, maxSplits: 1).dropFirst().joined().unicodeScalars.count - word.unicodeScalars.count
+            #expect(told.contains(offset), "'\(word)' told at its offset \(offset): \(told.sorted())")
+        }
+        let words = await watcher.timedEvents(of: id).filter { $0.message.event == "word" }.map { recorder.elapsed(at: $0.at) }
+        let problems = HeardWhole(reference: reference).problems(in: recording, words: words)
+        #expect(problems.isEmpty, "heard whole, as the same text posted in French: \(problems)")
+
+        // Mean distance, in seconds, between two items' English word times.
+        let heard = await englishTimes(id, on: watcher)
+        func distance(_ other: [Int: Double]) -> Double {
+            let common = englishWords.filter { heard[$0] != nil && other[$0] != nil }
+            guard common.count >= englishWords.count / 2 else { return .infinity }
+            return common.map { abs(heard[$0]! - other[$0]!) }.reduce(0, +) / Double(common.count)
+        }
+        let toSwitched = distance(timesOf["switched"] ?? [:]), toFrench = distance(timesOf["french"] ?? [:])
+        print(String(format: "SSIP item's English words: %.3f s from the switched text's, %.3f s from the text held French", toSwitched, toFrench))
+        #expect(toSwitched < toFrench / 2, "said as the switched text (\(toSwitched) s) rather than in French (\(toFrench) s)")
         await daemon.shutDown()
     }
 }

@@ -220,10 +220,13 @@ let package = Package(
             ]
         ),
 
-        // Pronunciation benchmark: dictionary IPA given as spans, compared with what eSpeak says.
+        // Pronunciation benchmark: dictionary IPA given as spans, compared with what eSpeak says; and
+        // what finding a sentence's language costs (`--language-cost`).
         .executableTarget(
             name: "a11y-pronounce-bench",
-            dependencies: ["A11yPronunciation", "A11yEngine", "A11yCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "A11yPronunciation", "A11yEngine", "A11yCore", "A11yLanguageDetection", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // Test helpers: private PulseAudio, monitor recorder, JSON Lines client, waiting for an output.

@@ -1110,6 +1110,22 @@ class Bench:
         out[REQUEST_ARRIVAL] = stats(self.request_arrival())
         self.results["cli_startup"] = out
 
+    def language_detection(self):
+        """What finding each sentence's language costs (`[voice] detect_languages`), in a11yd's own code
+        built with the daemon: `a11y-pronounce-bench --language-cost` on bench/language/sentences.tsv."""
+        tool = f"{self.bin}/a11y-pronounce-bench"
+        sentences = os.path.join(os.path.dirname(os.path.abspath(__file__)), "language", "sentences.tsv")
+        if not os.access(tool, os.X_OK):
+            self.results["notes"].append(f"language detection not measured: no {tool}")
+            return
+        out = subprocess.run([tool, "--language-cost", sentences], capture_output=True, text=True, timeout=300)
+        line = next((x for x in out.stdout.splitlines() if x.startswith("JSON ")), None)
+        if out.returncode != 0 or line is None:
+            self.results["notes"].append(f"language detection not measured: {tool} exited {out.returncode}")
+            return
+        self.results["language_detection"] = json.loads(line[len("JSON "):])
+        log("language detection:", out.stdout.splitlines()[0])
+
     def request_arrival(self):
         """`a11ysay "bonjour"`'s start → its request line read at a listening socket, which answers as a11yd
         does: what a11ysay itself costs before the daemon can act, process start included."""
@@ -1172,6 +1188,7 @@ class Bench:
         self.idle("after speech (recorder stopped)")
         self.throughput()
         self.cli_startup()
+        self.language_detection()
         # Last: speech-dispatcher may not recover from it (its stream stays uncorked, it stops speaking).
         self.post_many()
         self.snapshot_memory("idle after 10,000 posts")
@@ -1219,6 +1236,24 @@ def piper_markdown(piper):
              f"{memory.get('workers left after 7 s idle (unload at 5 s)', '?')}; a11yd then: {cell(memory.get('a11yd after the unload'))}")
     L.append("")
     return L
+
+
+def language_detection_markdown(d):
+    """The row of `[voice] detect_languages`' cost per sentence (the target: 0.2 ms)."""
+    if not d:
+        return []
+    return [
+        f"#### Language detection per sentence ({d['sentences']:.0f} sentences of 5-25 words × {d['rounds']:.0f} rounds, "
+        "posted in French, five languages listed; `a11y-pronounce-bench --language-cost`), µs",
+        "",
+        "| measure | median | p95 | mean | target |",
+        "|---|---:|---:|---:|---:|",
+        f"| the detectors and the decision, one sentence | {d['detect_median_us']:.1f} | {d['detect_p95_us']:.1f} | "
+        f"{d['detect_mean_us']:.1f} | ≤ 200 |",
+        f"| planning a sentence with detection, minus without (sentences and clauses cut, each detected) | "
+        f"{d['added_median_us']:.1f} | | {d['added_mean_us']:.1f} | ≤ 200 |",
+        "",
+    ]
 
 
 def tool_versions():
@@ -1410,6 +1445,7 @@ def markdown(r, args):
     for name, s in r.get("cli_startup", {}).items():
         L.append(f"| `{name}` | {ms(s.get('median'))} | {ms(s.get('p90'))} |")
     L.append("")
+    L.extend(language_detection_markdown(r.get("language_detection")))
     L.extend(worker_cost.markdown(r.get("worker_cost"), args.idle_seconds))
     L.extend(targets_issue_11(r))
     L.append(f"Load average before / after the run: {r.get('load_before')} / {r.get('load_after')} "

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // a11y-pronounce-bench DATA_DIR [lang ...]
+// a11y-pronounce-bench --language-cost SENTENCES.TSV (LanguageCost.swift)
 // For each word of DATA_DIR/<lang>.tsv (word<TAB>dictionary IPA): the word given its IPA as an
 // `ipa` span, the IPA eSpeak then pronounces, compared after `Canon` (docs/pronunciation.md);
 // baseline: eSpeak reading the spelling; swap: each word given the next word's IPA.
@@ -45,10 +46,14 @@ struct Tally {
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let dataDir = arguments.first else {
-    FileHandle.standardError.write("usage: a11y-pronounce-bench DATA_DIR [lang...] [--verbose]\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: a11y-pronounce-bench DATA_DIR [lang...] [--verbose] | --language-cost SENTENCES.TSV\n".data(using: .utf8)!)
     exit(2)
 }
 let verbose = arguments.contains("--verbose")
+if dataDir == "--language-cost", let path = arguments.dropFirst().first {
+    try await languageCost(sentencesFile: path, engine: try EspeakEngine(logger: Logger(label: "bench")))
+    exit(0)
+}
 if dataDir == "--inventory", let voice = arguments.dropFirst().first {
     let engine = try EspeakEngine(logger: Logger(label: "bench"))
     for entry in try await engine.phonemeInventory(voice: voice) {

@@ -32,3 +32,49 @@ public struct SpeechPlan: Sendable, Equatable {
         self.marks = marks
     }
 }
+
+extension SpeechPlan {
+    /// This plan with each segment of plain text cut into the pieces `cut` makes of it: a `.text`
+    /// segment, not spelled out, that says exactly its range of `spokenText` (the scalars given, so
+    /// that each pass does not make them again). A segment `cut` returns nil or nothing for, and
+    /// every other segment, is kept as it is; each mark moves to the first piece of its segment. The
+    /// passes that rewrite a client's words (languages found, the user's lexicon) share this walk.
+    func cuttingText(
+        _ scalars: [Unicode.Scalar], _ cut: (_ segment: SpeechSegment, _ range: Range<Int>) async -> [SpeechSegment]?
+    ) async -> SpeechPlan {
+        var pieces: [SpeechSegment] = []
+        var firstPiece: [Int] = []
+        for segment in segments {
+            firstPiece.append(pieces.count)
+            let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
+            guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
+                  range.upperBound <= scalars.count, spoken.unicodeScalars.elementsEqual(scalars[range]),
+                  let cutPieces = await cut(segment, range), !cutPieces.isEmpty
+            else {
+                pieces.append(segment)
+                continue
+            }
+            pieces += cutPieces
+        }
+        let moved = marks.map { mark in
+            var mark = mark
+            if mark.segmentIndex < firstPiece.count { mark.segmentIndex = firstPiece[mark.segmentIndex] }
+            return mark
+        }
+        return SpeechPlan(segments: pieces, spokenText: spokenText, marks: moved)
+    }
+}
+
+extension SpeechSegment {
+    /// A piece of this segment, standing for `range` of the client's text: the first piece keeps the
+    /// segment's pause and mark, a later one has neither (they come once, before the first).
+    func piece(_ content: Content, _ range: Range<Int>, voice: String? = nil, first: Bool) -> SpeechSegment {
+        var options = self.options
+        if !first {
+            options.pauseBeforeMilliseconds = 0
+            options.markBefore = nil
+        }
+        return SpeechSegment(
+            content: content, voice: voice ?? self.voice, sourceStart: range.lowerBound, sourceLength: range.count, options: options)
+    }
+}

@@ -33,24 +33,12 @@ extension Pronouncer {
         let scalars = Array(plan.spokenText.unicodeScalars)
         var budget = LanguageSwitch.maximumDetectedBytes
         var voices: [String: String?] = [:]
-        var segments: [SpeechSegment] = []
-        var firstPiece: [Int] = []
-        for segment in plan.segments {
-            firstPiece.append(segments.count)
-            let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
-            guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
-                  range.upperBound <= scalars.count, !marked.contains(where: { $0.overlaps(range) }),
-                  spoken.unicodeScalars.elementsEqual(scalars[range])
-            else {
-                segments.append(segment)
-                continue
-            }
+        return await plan.cuttingText(scalars) { segment, range in
+            guard !marked.contains(where: { $0.overlaps(range) }) else { return nil }
             let pieces = Self.languagePieces(scalars, in: range, languages, budget: &budget)
-            guard pieces.contains(where: { $0.language != nil }) else {
-                segments.append(segment)
-                continue
-            }
-            for (index, piece) in pieces.enumerated() {
+            guard pieces.contains(where: { $0.language != nil }) else { return nil }
+            var cut: [SpeechSegment] = []
+            for piece in pieces {
                 var voice = segment.voice
                 if let language = piece.language {
                     if voices[language] == nil {
@@ -58,24 +46,12 @@ extension Pronouncer {
                     }
                     voice = voices[language]!! ?? segment.voice
                 }
-                var options = segment.options
-                if index > 0 {
-                    options.pauseBeforeMilliseconds = 0
-                    options.markBefore = nil
-                }
                 var text = String.UnicodeScalarView()
                 text.append(contentsOf: scalars[piece.range])
-                segments.append(SpeechSegment(
-                    content: .text(String(text)), voice: voice, sourceStart: piece.range.lowerBound,
-                    sourceLength: piece.range.count, options: options))
+                cut.append(segment.piece(.text(String(text)), piece.range, voice: voice, first: cut.isEmpty))
             }
+            return cut
         }
-        let marks = plan.marks.map { mark in
-            var mark = mark
-            if mark.segmentIndex < firstPiece.count { mark.segmentIndex = firstPiece[mark.segmentIndex] }
-            return mark
-        }
-        return SpeechPlan(segments: segments, spokenText: plan.spokenText, marks: marks)
     }
 
     /// `range` of `scalars` as consecutive pieces, each with the listed language it is said in (nil:

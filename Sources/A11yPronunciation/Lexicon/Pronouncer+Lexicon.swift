@@ -32,18 +32,7 @@ extension Pronouncer {
         guard !lexicon.isEmpty else { return plan }
         let text = LexiconText(plan.spokenText)
         var takenByVoice: [String: Set<String>] = [:]
-        var segments: [SpeechSegment] = []
-        var firstPiece: [Int] = []
-        for segment in plan.segments {
-            firstPiece.append(segments.count)
-            let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
-            guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
-                  range.upperBound <= text.scalars.count,
-                  spoken == String(String.UnicodeScalarView(text.scalars[range]))
-            else {
-                segments.append(segment)
-                continue
-            }
+        return await plan.cuttingText(text.scalars) { segment, range in
             if takenByVoice[segment.voice] == nil {
                 takenByVoice[segment.voice] = await languages(of: lexicon, applyingTo: segment.voice)
             }
@@ -51,14 +40,8 @@ extension Pronouncer {
             let matches = lexicon.matches(in: text, within: range) { entry in
                 entry.language.map(languages.contains) ?? true
             }.filter { match in !explicit.contains { $0.overlaps(match.range) } }
-            segments += await split(segment, at: matches, in: text)
+            return await split(segment, at: matches, in: text)
         }
-        let marks = plan.marks.map { mark in
-            var mark = mark
-            mark.segmentIndex = firstPiece[mark.segmentIndex]
-            return mark
-        }
-        return SpeechPlan(segments: segments, spokenText: plan.spokenText, marks: marks)
     }
 
     /// The pieces of `segment`: text between matches, each match as its pronunciation. The first
@@ -68,14 +51,7 @@ extension Pronouncer {
         var cursor = segment.sourceStart
         let end = segment.sourceStart + segment.sourceLength
         func add(_ content: SpeechSegment.Content, _ range: Range<Int>) {
-            var options = segment.options
-            if !pieces.isEmpty {
-                options.pauseBeforeMilliseconds = 0
-                options.markBefore = nil
-            }
-            pieces.append(SpeechSegment(
-                content: content, voice: segment.voice, sourceStart: range.lowerBound, sourceLength: range.count,
-                options: options))
+            pieces.append(segment.piece(content, range, first: pieces.isEmpty))
         }
         func addText(upTo limit: Int) {
             guard limit > cursor else { return }

@@ -46,10 +46,7 @@ extension SpeechPlan {
         var firstPiece: [Int] = []
         for segment in segments {
             firstPiece.append(pieces.count)
-            let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
-            guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
-                  range.upperBound <= scalars.count, spoken.unicodeScalars.elementsEqual(scalars[range]),
-                  let cutPieces = await cut(segment, range), !cutPieces.isEmpty
+            guard let range = Self.textRange(of: segment, in: scalars), let cutPieces = await cut(segment, range), !cutPieces.isEmpty
             else {
                 pieces.append(segment)
                 continue
@@ -62,6 +59,17 @@ extension SpeechPlan {
             return mark
         }
         return SpeechPlan(segments: pieces, spokenText: spokenText, marks: moved)
+    }
+
+    /// The range of `scalars` (the plan's `spokenText`) that `segment` says as it is written: a
+    /// `.text` segment, not spelled out and not empty, whose text is exactly that range. Nil for
+    /// anything else (phonemes, an alias, spelled text, a mark's empty segment).
+    static func textRange(of segment: SpeechSegment, in scalars: [Unicode.Scalar]) -> Range<Int>? {
+        let range = segment.sourceStart..<segment.sourceStart + segment.sourceLength
+        guard case .text(let spoken) = segment.content, !segment.options.spellOut, !range.isEmpty,
+              range.upperBound <= scalars.count, spoken.unicodeScalars.elementsEqual(scalars[range])
+        else { return nil }
+        return range
     }
 }
 

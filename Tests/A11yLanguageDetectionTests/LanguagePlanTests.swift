@@ -103,4 +103,21 @@ struct LanguagePlanTests {
         #expect(plan.voicedPieces.map(\.voice) == [voice], "\(plan.voicedPieces)")
         #expect(plan.voicedPieces.map(\.text).joined() == text)
     }
+
+    /// Orca's SSML: a mark before every word (`<mark name="start:end"/>`, offsets into Orca's string).
+    @Test func orcasMarkBeforeEveryWordStillSwitchesBySentence() async throws {
+        var ssml = "<speak>"
+        var offset = 0
+        for word in Self.mixed.split(separator: " ", omittingEmptySubsequences: false) {
+            let length = word.unicodeScalars.count
+            ssml += "<mark name=\"\(offset):\(offset + length)\"/>\(word) "
+            offset += length + 1
+        }
+        ssml += "</speak>"
+        let plan = try await pronouncer.plan(ssml: ssml, defaultVoice: "voice-fr", languages: languages())
+        var voices: [String] = []
+        for piece in plan.voicedPieces where !piece.text.trimmed.isEmpty && voices.last != piece.voice { voices.append(piece.voice) }
+        #expect(voices == ["voice-fr", "voice-en", "voice-de", "voice-fr"], "\(plan.voicedPieces.map { "[\($0.voice)] \($0.text)" })")
+        #expect(plan.marks.count == Self.mixed.split(separator: " ").count)
+    }
 }

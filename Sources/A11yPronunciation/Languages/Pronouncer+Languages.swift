@@ -21,24 +21,49 @@ public struct LanguageSwitch: Sendable {
 }
 
 extension Pronouncer {
-    /// `plan` with each sentence of its unmarked text said in its own language: every `.text`
-    /// segment not spelled out and outside `marked` (spans, SSML `<lang>`/`<voice>`, `sub`,
-    /// `say-as`: what the client stated wins) is cut into sentences, long sentences into clauses;
-    /// a piece `languages.decision` places in another listed language is said by that language's
-    /// voice (`resolveVoice`: its `[voices]` entry, else eSpeak's). Adjacent pieces in one language
-    /// stay one segment, so a text all in its own language is planned exactly as before. Offsets
-    /// stay the client's; the first piece keeps the segment's pause and mark.
+    /// `plan` with each sentence of its unmarked text said in its own language: the `.text`
+    /// segments not spelled out and outside `marked` (spans, SSML `<lang>`/`<voice>`, `sub`,
+    /// `say-as`: what the client stated wins) are read as runs, consecutive segments of one voice
+    /// taken together (Orca's SSML puts a mark before every word: each word is a segment, and a
+    /// sentence is many); a run is cut into sentences, long sentences into clauses, and a piece
+    /// `languages.decision` places in another listed language is said by that language's voice
+    /// (`resolveVoice`: its `[voices]` entry, else eSpeak's), each segment cut where its run's
+    /// pieces change language. Adjacent pieces in one language stay one segment, so a text all in
+    /// its own language is planned exactly as before. Offsets stay the client's; the first piece
+    /// of a segment keeps its pause and mark.
     func switchingLanguages(_ plan: SpeechPlan, marked: [Range<Int>], _ languages: LanguageSwitch?) async -> SpeechPlan {
         guard let languages, !languages.decision.listed.isEmpty else { return plan }
         let scalars = Array(plan.spokenText.unicodeScalars)
+        // The runs: the ranges of consecutive eligible segments of one voice, each in order.
+        var runs: [(range: Range<Int>, voice: String)] = []
+        var previousEligible = false
+        for segment in plan.segments {
+            guard let range = SpeechPlan.textRange(of: segment, in: scalars), !marked.contains(where: { $0.overlaps(range) }) else {
+                previousEligible = false
+                continue
+            }
+            if previousEligible, let last = runs.last, last.voice == segment.voice, last.range.upperBound <= range.lowerBound {
+                runs[runs.count - 1].range = last.range.lowerBound..<range.upperBound
+            } else {
+                runs.append((range, segment.voice))
+            }
+            previousEligible = true
+        }
         var budget = LanguageSwitch.maximumDetectedBytes
+        var pieces: [(range: Range<Int>, language: String?)] = []
+        for run in runs {
+            let found = Self.languagePieces(scalars, in: run.range, languages, budget: &budget)
+            if found.contains(where: { $0.language != nil }) { pieces += found }
+        }
+        guard !pieces.isEmpty else { return plan }
         var voices: [String: String?] = [:]
         return await plan.cuttingText(scalars) { segment, range in
             guard !marked.contains(where: { $0.overlaps(range) }) else { return nil }
-            let pieces = Self.languagePieces(scalars, in: range, languages, budget: &budget)
-            guard pieces.contains(where: { $0.language != nil }) else { return nil }
+            let overlapping = pieces.filter { $0.range.overlaps(range) }
+            guard overlapping.contains(where: { $0.language != nil }) else { return nil }
             var cut: [SpeechSegment] = []
-            for piece in pieces {
+            for piece in overlapping {
+                let part = max(piece.range.lowerBound, range.lowerBound)..<min(piece.range.upperBound, range.upperBound)
                 var voice = segment.voice
                 if let language = piece.language {
                     if voices[language] == nil {
@@ -47,8 +72,8 @@ extension Pronouncer {
                     voice = voices[language]!! ?? segment.voice
                 }
                 var text = String.UnicodeScalarView()
-                text.append(contentsOf: scalars[piece.range])
-                cut.append(segment.piece(.text(String(text)), piece.range, voice: voice, first: cut.isEmpty))
+                text.append(contentsOf: scalars[part])
+                cut.append(segment.piece(.text(String(text)), part, voice: voice, first: cut.isEmpty))
             }
             return cut
         }

@@ -92,11 +92,11 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
             unlink(staging)
             server = try await bootstrap.bind(unixDomainSocketPath: staging, childChannelInitializer: initializer)
             chmod(staging, 0o600)
-            let linked = link(staging, path) == 0 ? 0 : errno
+            let linked: Errno? = link(staging, path) == 0 ? nil : SystemCall.lastError
             unlink(staging)
-            if linked != 0 {
+            if let linked {
                 try? await server.channel.close()
-                if linked == EEXIST {
+                if linked == .fileExists {
                     try await handler.socketTaken(at: path)
                     return
                 }
@@ -242,7 +242,7 @@ public enum SocketFile {
         let name = socket.lastComponent?.string ?? "socket"
         let staging = socket.folder.appending(".\(name).\(getpid())").string
         guard UnixSocketAddress(path: staging) != nil else {
-            throw SocketFileError(path: path, errno: ENAMETOOLONG)
+            throw SocketFileError(path: path, errno: .fileNameTooLong)
         }
         return staging
     }
@@ -251,9 +251,9 @@ public enum SocketFile {
 /// The socket could not be put at its path.
 public struct SocketFileError: Error, CustomStringConvertible {
     public var path: String
-    public var errno: Int32
+    public var errno: Errno
 
     public var description: String {
-        "cannot create the socket \(path): " + String(cString: strerror(errno))
+        "cannot create the socket \(path): \(errno)"
     }
 }

@@ -137,8 +137,7 @@ public enum EngineWorkerProcess {
         var decoder = WorkerFrameDecoder()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
+            let count = (try? SystemCall.retryingOnInterrupt { buffer.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) } }) ?? 0
             // a11yd closed its end (or is gone): nothing more to say.
             guard count > 0 else { exit(0) }
             buffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
@@ -194,8 +193,9 @@ public enum EngineWorkerProcess {
         let frame = WorkerFrame.encode(message)
         var offset = 0
         while offset < frame.count {
-            let sent = frame.withUnsafeBytes { Glibc.send(channel, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent < 0, errno == EINTR { continue }
+            let sent = (try? SystemCall.retryingOnInterrupt {
+                frame.withUnsafeBytes { Glibc.send(channel, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            }) ?? 0
             guard sent > 0 else { exit(0) }
             offset += sent
         }

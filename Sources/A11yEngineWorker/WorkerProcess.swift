@@ -69,7 +69,7 @@ final class WorkerProcess: Sendable {
             close(pair[0])
             kill(pid, SIGKILL)
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            _ = try? SystemCall.retryingOnInterrupt { waitpid(pid, &status, 0) }
             throw WorkerFailure("no thread could be started to read its stderr")
         }
         return WorkerProcess(pid: pid, descriptor: pair[0], stderr: reader)
@@ -105,21 +105,23 @@ final class WorkerProcess: Sendable {
     private func write(_ frame: [UInt8], timeout: Duration) -> SendFailure? {
         var offset = 0
         while offset < frame.count {
-            let sent = frame.withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
-            if sent > 0 {
+            do {
+                let sent = try SystemCall.retryingOnInterrupt {
+                    frame.withUnsafeBytes {
+                        Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                }
+                guard sent > 0 else { return SendFailure(workerGone: true, description: "send: nothing sent") }
                 offset += sent
                 continue
+            } catch .resourceTemporarilyUnavailable {
+                // The channel is full: wait below for the worker to read.
+            } catch {
+                return SendFailure(workerGone: true, description: "send: \(error)")
             }
-            guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else {
-                return SendFailure(workerGone: true, description: "send: \(SystemCall.lastError.description)")
-            }
-            if errno == EINTR { continue }
             guard timeout > .zero else { return SendFailure(workerGone: false, description: "the channel is full") }
             var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Self.milliseconds(timeout))
-            if ready < 0, errno == EINTR { continue }
+            let ready = (try? SystemCall.retryingOnInterrupt { poll(&poller, 1, Self.milliseconds(timeout)) }) ?? 0
             guard ready > 0 else { return SendFailure(workerGone: false, description: "it read nothing for \(timeout)") }
         }
         return nil
@@ -156,8 +158,12 @@ final class WorkerProcess: Sendable {
                 return .broken("it sent a bad message (\(error))")
             }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, wait.map(Self.milliseconds) ?? -1)
-            if ready < 0, errno == EINTR { continue }
+            let ready: Int32
+            do {
+                ready = try SystemCall.retryingOnInterrupt { poll(&poller, 1, wait.map(Self.milliseconds) ?? -1) }
+            } catch {
+                return .broken("its channel cannot be watched (poll: \(error))")
+            }
             if ready == 0, var silence = watch {
                 switch silence.verdict(now: clock.now, cpu: cpuTime(), waitsForTheMachine: waitsForTheMachine()) {
                 case .hung: return .silent
@@ -167,8 +173,7 @@ final class WorkerProcess: Sendable {
                 continue
             }
             if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 64 * 1024) }
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
+            let count = (try? SystemCall.retryingOnInterrupt { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }) ?? 0
             guard count > 0 else { return .broken("its channel closed") }
             // Something came: the silence, if any, starts again from here.
             if let limit = timeout {
@@ -220,8 +225,10 @@ final class WorkerProcess: Sendable {
             closed = true
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return "its end is unknown (waitpid: \(SystemCall.lastError.description))" }
+        do {
+            _ = try SystemCall.retryingOnInterrupt { waitpid(pid, &status, 0) }
+        } catch {
+            return "its end is unknown (waitpid: \(error))"
         }
         // What it wrote last (a traceback) is logged before how it ended, and its pipe is closed
         // when this returns. Bounded: something the worker started could hold its stderr open.

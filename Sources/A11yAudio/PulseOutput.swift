@@ -424,11 +424,14 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             // Begun or resumed while a cut's ramp plays: it goes right after the ramp, once there is
             // audio to write and it may play; else it waits for the ramp to be heard (then a flush).
             // A new track with audio enough to cover the rest of the ramp may start inside it, mixed
-            // with it: the next key's echo does not wait for the last one's ramp to end.
+            // with it: the next key's echo does not wait for the last one's ramp to end. It starts
+            // with a new track's lead, not a ramp's: should the server have read past its first
+            // frames meanwhile, what plays there is the ramp alone, and what is lost is the track's
+            // own start (the lead-in before its first sound), not a step in the ramp.
             guard !paused, t.writtenFrames < limit, mayFollowTail(on: stream), let reading = stream.reading(),
                 let at = tail.placement(
                     unread: unread(reading, t, startingTrack: t.startsAfresh), room: room(t),
-                    mixing: t.startsAfresh ? (unread(reading, t), Int64(limit)) : nil)
+                    mixing: t.startsAfresh ? (unread(reading, t, startingTrack: true), Int64(limit)) : nil)
             else { return publish() }
             t.continues(atStreamFrame: at)
             t.mixes(tail.rampLeft(from: at))

@@ -104,9 +104,9 @@ struct StreamTail: Equatable {
 
     /// Where audio that follows may start: right after the ramp, or at `unread` if that is later.
     /// A new track may start inside the ramp instead, mixed with what is left of it, at
-    /// `mixing.unread` (past where a server that rewinds reads by a ramp's own lead, not a new
-    /// track's: what is rewritten there is sound the sink may already have mixed, as at a ramp's
-    /// start), when its `mixing.frames` (what it can write at once) cover the rest of the ramp,
+    /// `mixing.unread` (past where the server reads by a new track's lead: if it read past that
+    /// meanwhile, the ramp alone plays there and only the track's silent lead-in is lost), when its
+    /// `mixing.frames` (what it can write at once) cover the rest of the ramp,
     /// so that none of the ramp is dropped unmixed (PipeWire's pulse server drops what follows a
     /// write). Nil when less than `room` frames of silence would be left after it (the server is
     /// about to run out: start afresh, after a flush).

@@ -11,21 +11,31 @@
 #                                                  module and the voice NAME (as a user does in its preferences);
 #                                                  a11yd finds the runtime and voices in DIR ($XDG_DATA_HOME) and
 #                                                  must log that the Piper worker started for that speech
+#     --detect-languages LIST                      French with English and German among it: Orca's settings give
+#                                                  its voice LIST's first language (as a French user's do), the
+#                                                  window is French (a first button "Annuler", focused with the
+#                                                  window; a second one named with a French, an English and a
+#                                                  German sentence), Tab is pressed once and the second button's
+#                                                  name waited for until it has been said; with --a11yd, a11yd's
+#                                                  configuration lists LIST (`[voice] detect_languages`, its
+#                                                  `language` the first), e.g. fr,en,de,es,it
 # Prints "ORCA-SSIP OK" on success. Logs stay in $ORCA_TEST_KEEP if set.
 set -euo pipefail
-socket="" a11yd="" piper_voice="" data_home=""
-usage="usage: $0 --socket PATH | --a11yd BIN [--piper-voice NAME --data-home DIR]"
+socket="" a11yd="" piper_voice="" data_home="" detect_languages=""
+usage="usage: $0 --socket PATH | --a11yd BIN [--piper-voice NAME --data-home DIR] [--detect-languages fr,en,…]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --socket) socket="$2"; shift 2 ;;
         --a11yd) a11yd="$2"; shift 2 ;;
         --piper-voice) piper_voice="$2"; shift 2 ;;
         --data-home) data_home="$2"; shift 2 ;;
+        --detect-languages) detect_languages="$2"; shift 2 ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
 [ -n "$socket" ] || [ -n "$a11yd" ] || { echo "$usage" >&2; exit 2; }
 [ -z "$piper_voice" ] || { [ -n "$a11yd" ] && [ -n "$data_home" ]; } || { echo "$usage" >&2; exit 2; }
+[ -z "$piper_voice" ] || [ -z "$detect_languages" ] || { echo "$usage" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/a11y-orca.XXXXXX)"
 pids=()
@@ -90,6 +100,13 @@ if [ -n "$a11yd" ]; then
     # The Piper runtime and voices where a user's are ($XDG_DATA_HOME/a11yd), and none of the machine's.
     a11yd_environment=()
     [ -z "$piper_voice" ] || a11yd_environment=(env XDG_DATA_HOME="$data_home" XDG_DATA_DIRS=/nonexistent)
+    if [ -n "$detect_languages" ]; then
+        # What a French user who reads English and German writes in $XDG_CONFIG_HOME/a11yd/a11yd.toml.
+        mkdir -p "$XDG_CONFIG_HOME/a11yd"
+        listed="$(sed 's/[^,][^,]*/"&"/g; s/,/, /g' <<<"$detect_languages")"
+        printf '[voice]\nlanguage = "%s"\ndetect_languages = [%s]\n' "${detect_languages%%,*}" "$listed" \
+            >"$XDG_CONFIG_HOME/a11yd/a11yd.toml"
+    fi
     "${a11yd_environment[@]}" "$a11yd" --socket "$work/a11yd.sock" --ssip-socket "$socket" >"$work/a11yd.log" 2>&1 &
     pids+=($!)
     recording="$work/monitor.raw"
@@ -100,38 +117,50 @@ wait_for 10 python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.co
     || { echo "nothing listens on $socket" >&2; exit 1; }
 export SPEECHD_ADDRESS="unix_socket:$socket"
 
-# The window: a label, two buttons, an entry.
+# The window: a label, two buttons, an entry (its label and buttons' names in argv).
 cat >"$work/window.py" <<'PY'
-import gi
+import gi, sys
 gi.require_version("Gtk", "3.0")
 from gi.repository import Gtk
 window = Gtk.Window(title="a11y-orca-test")
 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=6)
-box.pack_start(Gtk.Label(label="A small test window"), False, False, 0)
-box.pack_start(Gtk.Button(label="Apple"), False, False, 0)
-box.pack_start(Gtk.Button(label="Banana"), False, False, 0)
+box.pack_start(Gtk.Label(label=sys.argv[1]), False, False, 0)
+for name in sys.argv[2:]:
+    box.pack_start(Gtk.Button(label=name), False, False, 0)
 box.pack_start(Gtk.Entry(), False, False, 0)
 window.add(box)
 window.connect("destroy", Gtk.main_quit)
 window.show_all()
 Gtk.main()
 PY
-/usr/bin/python3 "$work/window.py" >"$work/window.log" 2>&1 &
+window_text=("A small test window" "Apple" "Banana")
+# Sentences of the kind a French user meets in mail and on the web, one in each of three languages.
+[ -z "$detect_languages" ] || window_text=("Une petite fenêtre d'essai" "Annuler" \
+    "Le rapport annuel sera publié demain matin sur le site. Please read the release notes carefully before you install the new version of the software. Die Bürgerinnen und Bürger können ihre Meinung bis Ende des Monats schriftlich einreichen.")
+/usr/bin/python3 "$work/window.py" "${window_text[@]}" >"$work/window.log" 2>&1 &
 window_pid=$!
 pids+=($window_pid)
 wait_for 10 xdotool search --name a11y-orca-test || { echo "the test window did not appear" >&2; exit 1; }
 
-if [ -n "$piper_voice" ]; then
-    # What Orca's preferences dialog saves when the user picks the speech synthesizer "piper" and one of
-    # its voices ($XDG_DATA_HOME/orca/user-settings.conf, Orca 43's JSON backend): the module goes out as
-    # SET self OUTPUT_MODULE piper, the voice as SET self SYNTHESIS_VOICE NAME.
+orca_settings=()
+# What Orca's preferences dialog saves when the user picks the speech synthesizer "piper" and one of its
+# voices: the module goes out as SET self OUTPUT_MODULE piper, the voice as SET self SYNTHESIS_VOICE NAME.
+[ -z "$piper_voice" ] || orca_settings=("$piper_voice" en US "${ORCA_SPEECH_MODULE:-piper}")
+# What it saves when the user gives the default synthesizer's voice a language: SET self LANGUAGE fr
+# before every utterance, the text sent as it is.
+[ -z "$detect_languages" ] || orca_settings=("" "${detect_languages%%,*}" "" "")
+if [ ${#orca_settings[@]} -gt 0 ]; then
+    # $XDG_DATA_HOME/orca/user-settings.conf, Orca 43's JSON backend: the voice's name, language,
+    # dialect and speech module (an empty one: Orca's defaults).
     mkdir -p "$HOME/.local/share/orca"
-    /usr/bin/python3 - "$HOME/.local/share/orca/user-settings.conf" "$piper_voice" "${ORCA_SPEECH_MODULE:-piper}" <<'PY'
+    /usr/bin/python3 - "$HOME/.local/share/orca/user-settings.conf" "${orca_settings[@]}" <<'PY'
 import json, sys
-voice = {"family": {"name": sys.argv[2], "lang": "en", "dialect": "US", "variant": None}}
+name, lang, dialect, module = (value or None for value in sys.argv[2:6])
+voice = {"family": {"name": name, "lang": lang, "dialect": dialect, "variant": None}}
 profile = {"profile": ["Default", "default"], "speechServerFactory": "speechdispatcherfactory",
-           "speechServerInfo": [sys.argv[3], sys.argv[3]], "voices": {"default": voice, "uppercase": {"average-pitch": 7.0},
-           "hyperlink": {}, "system": {}}}
+           "voices": {"default": voice, "uppercase": {"average-pitch": 7.0}, "hyperlink": {}, "system": {}}}
+if module:
+    profile["speechServerInfo"] = [module, module]
 json.dump({"general": dict(profile), "profiles": {"default": profile}, "pronunciations": {}, "keybindings": {}},
           open(sys.argv[1], "w"), indent=4)
 PY
@@ -151,10 +180,18 @@ window_id="$(xdotool search --name a11y-orca-test | head -1)"
 # No window manager: focus it directly (--sync would wait forever for a focus event).
 xdotool windowfocus "$window_id" || true
 sleep 1
-xdotool key Tab
-sleep 1
-xdotool key Tab
-sleep 1.5
+if [ -n "$detect_languages" ]; then
+    # The window's title and its first button said to their end ("Annuler"; a key cuts what Orca is
+    # saying), then one Tab, to the button of three sentences, said to its end before the window closes.
+    sleep "${ORCA_FOCUS_SECONDS:-4}"
+    xdotool key Tab
+    sleep "${ORCA_SPEECH_SECONDS:-20}"
+else
+    xdotool key Tab
+    sleep 1
+    xdotool key Tab
+    sleep 1.5
+fi
 # Orca wakes to SIGTERM only on an AT-SPI event: close the window after.
 kill "$window_pid" 2>/dev/null || true
 sleep 0.5

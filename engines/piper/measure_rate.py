@@ -13,18 +13,19 @@ import argparse
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import a11yd_piper_worker as w  # noqa: E402
-
-DATA = os.environ.get("A11YD_PIPER_DATA", os.path.join(os.path.dirname(os.path.dirname(HERE)), ".build-voices", "a11yd"))
-VOICES = os.path.join(DATA, "voices")
-RATE = 22050
+from a11yd_piper.decoder_split import Latent
+from a11yd_piper.loudness import gated_rms
+from a11yd_piper.phonemizer import Phonemizer
+from a11yd_piper.piper_tts import BOS, EOS, PAD
+from a11yd_piper.rate import MODEL_TOP_SPEED, NORMAL_RATE, unit_stretch
+from a11yd_piper.time_stretch import Sonic, Stretch
+from a11yd_piper.units import Unit
+from a11yd_piper.voice import Voice
+from worker_client import RATE, VOICES
 TEXTS = ["The quick brown fox jumps over the lazy dog.",
          "When the download finishes, the file opens in a new window, unless you changed the setting.",
          "Messages from your team arrive here, and you can answer them at once.",
@@ -104,7 +105,7 @@ def wsola(x, speed, rate=RATE):
 
 def sonic(x, speed, rate=RATE):
     samples = np.clip(np.round(np.asarray(x) * 32767), -32768, 32767).astype(np.int16)
-    stretch = w.Stretch(w.Sonic.library(), rate, speed)
+    stretch = Stretch(Sonic.library(), rate, speed)
     try:
         out = np.concatenate([stretch.write(samples[i:i + 2205]) for i in range(0, len(samples), 2205)]
                              + [stretch.flush()])
@@ -117,25 +118,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=450.0)
     arguments = parser.parse_args()
-    voice = w.Voice("en_US-joe-medium", os.path.join(VOICES, "en_US-joe-medium.onnx"),
-                    os.path.join(VOICES, "en_US-joe-medium.onnx.json"), 1)
-    phonemizer = w.Phonemizer()
+    voice = Voice("en_US-joe-medium", os.path.join(VOICES, "en_US-joe-medium.onnx"),
+                  os.path.join(VOICES, "en_US-joe-medium.onnx.json"), 1)
+    phonemizer = Phonemizer()
     phonemizer.set_voice(voice.config.espeak_voice)
     voice_scale = voice.config.length_scale
 
     def say(text, length_scale):
-        unit = w.Unit(voice, length_scale, 100)
+        unit = Unit(voice, length_scale, 100)
         for ipa, terminator, *_ in phonemizer.clauses(text):
             unit.add_words(ipa.split(), terminator, [])
-        ids = list(voice.id_map[w.BOS]) + voice.id_map[w.PAD]
+        ids = list(voice.id_map[BOS]) + voice.id_map[PAD]
         for phoneme in unit.phonemes:
-            ids += voice.id_map[phoneme] + voice.id_map[w.PAD]
-        ids += voice.id_map[w.EOS]
+            ids += voice.id_map[phoneme] + voice.id_map[PAD]
+        ids += voice.id_map[EOS]
         audio, durations = voice.run(ids, length_scale)[:2]
-        if isinstance(audio, w.Latent):
+        if isinstance(audio, Latent):
             audio = audio.decode(0, audio.frames.shape[2])
         audio = np.asarray(audio, dtype=np.float64).reshape(-1)
-        audio = audio * (0.1 / max(w.gated_rms(audio, RATE), 1e-4))
+        audio = audio * (0.1 / max(gated_rms(audio, RATE), 1e-4))
         return audio, np.asarray(durations, dtype=np.float64).reshape(-1)
 
     normal = [say(t, voice_scale) for t in TEXTS]
@@ -144,20 +145,20 @@ def main():
     print(f"normal rate: {normal_seconds:.2f} s voiced over {len(TEXTS)} sentences, median F0 {normal_f0:.1f} Hz")
 
     print("the model alone, asked N times the voice's speed: what it gives; phonemes (id + pad) at the 2-frame floor")
-    for asked in (1.0, 1.25, 1.5, 1.75, 2.0, arguments.rate / w.NORMAL_RATE):
+    for asked in (1.0, 1.25, 1.5, 1.75, 2.0, arguments.rate / NORMAL_RATE):
         said = [say(t, voice_scale / asked) for t in TEXTS]
         pairs = np.concatenate([d[1:-2:2] + d[2:-1:2] for _, d in said])
         print(f"  asked {asked:.2f}x: {normal_seconds / sum(voiced_seconds(a) for a, _ in said):.2f}x, "
               f"at the floor {np.mean(pairs <= 2):.0%}, median F0 {np.median([median_f0(a) for a, _ in said]):.1f} Hz")
 
-    asked = arguments.rate / w.NORMAL_RATE
+    asked = arguments.rate / NORMAL_RATE
     print(f"at {arguments.rate:.0f} words a minute ({asked:.2f}x asked):")
-    for top in (w.MODEL_TOP_SPEED, 1.5):
+    for top in (MODEL_TOP_SPEED, 1.5):
         said = [say(t, voice_scale / top) for t in TEXTS]
         for name, method in (("libsonic", sonic), ("numpy WSOLA", wsola)):
             out, cost = [], 0.0
             for audio, durations in said:
-                speed = w.unit_stretch(asked, top, durations)
+                speed = unit_stretch(asked, top, durations)
                 began = time.process_time()
                 out.append(method(audio, speed))
                 cost += time.process_time() - began
@@ -170,7 +171,7 @@ def main():
             return sum(voiced_seconds(np.frombuffer(subprocess.run(
                 ["espeak-ng", "-v", "en-us", "-s", str(int(rate)), "--stdout", t], capture_output=True,
                 check=True).stdout[44:], dtype="<i2") / 32768) for t in TEXTS)
-        print(f"  eSpeak-NG (CLI, en-us): {espeak(w.NORMAL_RATE) / espeak(arguments.rate):.2f}x")
+        print(f"  eSpeak-NG (CLI, en-us): {espeak(NORMAL_RATE) / espeak(arguments.rate):.2f}x")
 
 
 if __name__ == "__main__":

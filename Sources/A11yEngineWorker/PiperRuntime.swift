@@ -5,7 +5,9 @@ import Glibc
 import SystemPackage
 
 /// Where the Piper worker's program is: `piper/venv/bin/python3` and `piper/a11yd_piper_worker.py`
-/// in the first a11yd data folder that has both (`make voices` installs them; docs/voices.md).
+/// in the first a11yd data folder that has both (`make voices` installs them; docs/voices.md). The script
+/// runs the package `a11yd_piper/` beside it (a runtime installed before it was a package has the whole
+/// worker in the script, which runs as it is).
 public struct PiperRuntime: Sendable, Equatable {
     /// `A11YD_PIPER_RUNTIME=DIR` names the folder that holds `venv/` and the worker script instead.
     public static let folderSwitch = "A11YD_PIPER_RUNTIME"
@@ -60,7 +62,8 @@ public struct PiperRuntime: Sendable, Equatable {
         if let preload { worker += ["--preload", preload] }
         var arguments = worker
         if launcher != nil {
-            // The venv (its site-packages, pyvenv.cfg), the script's folder and the voices: read-only.
+            // The venv (its site-packages, pyvenv.cfg), the script's folder (the script and its package
+            // `a11yd_piper/`) and the voices: read-only.
             // `python` is `venv/bin/python3` in the runtime's folder (`find`): three folders up is that folder.
             let runtimeFolder = python.removingLastComponent().removingLastComponent().removingLastComponent()
             let readable = [runtimeFolder, script.removingLastComponent()] + voiceFolders

@@ -16,7 +16,8 @@ server with a null sink named "nullsink" (PULSE_SERVER set):
 
     python3 bench/worker_cost.py --bin-dir .build/release [--runs 20] [--idle-seconds 10]
 
-Standard library + numpy, like bench.py (whose recorder and client it uses).
+Standard library + numpy, like bench.py; its recorder, client and /proc readings are instruments.py's, which
+bench.py uses too.
 """
 import argparse
 import json
@@ -27,7 +28,8 @@ import subprocess
 import tempfile
 import time
 
-import bench as b
+from instruments import (LOUD, A11ydClient, Recorder, children, comm, cpu, cpu_delta, log, memory, ms, never_said_rate,
+                         now, stats)
 
 MODES = (
     ("worker", {}),
@@ -51,7 +53,7 @@ def _pss_total(pids):
     rows = []
     for pid in pids:
         try:
-            rows.append({"pid": pid, "comm": b.comm(pid), **b.memory(pid)})
+            rows.append({"pid": pid, "comm": comm(pid), **memory(pid)})
         except OSError:
             pass
     return rows, sum(r.get("Pss") or 0 for r in rows)
@@ -70,42 +72,42 @@ def _one_mode(name, extra_env, bin_dir, rec, runs, idle_seconds, work):
         if not _wait_for_socket(socket_path):
             raise RuntimeError(f"a11yd ({name}) did not start: {open(log_path).read()}")
         time.sleep(0.5)
-        workers = b.children(daemon.pid)
-        client = b.A11ydClient(socket_path)
+        workers = children(daemon.pid)
+        client = A11ydClient(socket_path)
         # Warm-up: the first utterance loads the voice and connects the stream.
         for _ in range(2):
             rec.settle(300)
             n0 = rec.count()
             client.post("bonjour")
-            rec.wait_loud(n0, b.LOUD, 5)
+            rec.wait_loud(n0, LOUD, 5)
             rec.wait_quiet(rec.count(), 300, 10)
         values = []
         for i in range(runs):
             rec.settle(300)
             n0 = rec.count()
-            t0 = b.now()
+            t0 = now()
             # Said by the engine every time, in both modes alike (not replayed from a11yd's memory).
-            client.post("bonjour", rate=b.never_said_rate(i + 1))
-            k = rec.wait_loud(n0, b.LOUD, 3)
+            client.post("bonjour", rate=never_said_rate(i + 1))
+            k = rec.wait_loud(n0, LOUD, 3)
             rec.wait_quiet(rec.count(), 300, 10)
             values.append(None if k is None else rec.time_of(k) - t0)
-        b.log(f"worker cost, {name}: first sound", ", ".join(b.ms(v) for v in values))
+        log(f"worker cost, {name}: first sound", ", ".join(ms(v) for v in values))
         client.close()
         time.sleep(2)
-        pids = [daemon.pid] + b.children(daemon.pid)
+        pids = [daemon.pid] + children(daemon.pid)
         rows, pss = _pss_total(pids)
-        before = {p: b.cpu(p) for p in pids}
-        t0 = b.now()
+        before = {p: cpu(p) for p in pids}
+        t0 = now()
         time.sleep(idle_seconds)
-        seconds = b.now() - t0
-        after = {p: b.cpu(p) for p in pids if os.path.exists(f"/proc/{p}")}
+        seconds = now() - t0
+        after = {p: cpu(p) for p in pids if os.path.exists(f"/proc/{p}")}
         wakeups = {}
         for p in after:
-            d = b.cpu_delta(before[p], after[p])
-            wakeups[f"{b.comm(p)}[{p}]"] = {"voluntary": d["vol"], "nonvoluntary": d["nonvol"], "cpu_ms": d["run_ns"] / 1e6}
+            d = cpu_delta(before[p], after[p])
+            wakeups[f"{comm(p)}[{p}]"] = {"voluntary": d["vol"], "nonvoluntary": d["nonvol"], "cpu_ms": d["run_ns"] / 1e6}
         return {
             "processes": len(pids), "workers_at_start": len(workers),
-            "first_sound": {"values": values, **b.stats(values)},
+            "first_sound": {"values": values, **stats(values)},
             "memory": rows, "pss_total_kb": pss,
             "idle": {"seconds": seconds, "per_process": wakeups,
                      "context_switches": sum(w["voluntary"] + w["nonvoluntary"] for w in wakeups.values())},
@@ -134,7 +136,7 @@ def markdown(results, idle_seconds):
         return []
     L = ["#### The engine worker's cost: the same a11yd, synthesis in its worker vs in process",
          "",
-         f"First sound: raw JSON post of \"bonjour\" on an open connection, to the first |sample| > {b.LOUD}. "
+         f"First sound: raw JSON post of \"bonjour\" on an open connection, to the first |sample| > {LOUD}. "
          "PSS: a11yd plus its worker (sum of smaps_rollup Pss), idle after speaking. "
          f"Wake-ups: context switches of both over {idle_seconds:g} s idle. PSS divides each shared page among "
          "every process mapping it: within `make bench` the bench's own a11yd and its worker map the same binary "
@@ -147,7 +149,7 @@ def markdown(results, idle_seconds):
         s = r["first_sound"]
         per = ", ".join(f"{k}: {v['voluntary']}+{v['nonvoluntary']}" for k, v in r["idle"]["per_process"].items())
         pss = ", ".join(f"{m['comm']} {(m.get('Pss') or 0) / 1024:.1f}" for m in r["memory"])
-        L.append(f"| {name} | {b.ms(s.get('median'))} | {b.ms(s.get('p90'))} | {b.ms(s.get('min'))} | "
+        L.append(f"| {name} | {ms(s.get('median'))} | {ms(s.get('p90'))} | {ms(s.get('min'))} | "
                  f"{s['n']}/{s['n'] + s['failed']} | {r['processes']} | {r['pss_total_kb'] / 1024:.1f} ({pss}) | "
                  f"{r['idle']['context_switches']} | {per} |")
     L.append("")
@@ -162,7 +164,7 @@ def main():
     p.add_argument("--out")
     args = p.parse_args()
     bin_dir = os.path.abspath(args.bin_dir)
-    rec = b.Recorder()
+    rec = Recorder()
     try:
         if not rec.wait_flowing(2.5):
             raise SystemExit("worker_cost: the monitor recording does not flow (PULSE_SERVER with a nullsink?)")

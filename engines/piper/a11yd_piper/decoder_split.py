@@ -12,11 +12,11 @@ from .piper_tts import onnxruntime
 # The utterance's first unit, when the model is split (DecoderSplit), is decoded in two pieces: its first
 # frames, sent at once, then the rest, which must be decoded before the first piece has played; so is a
 # later unit whose decoding would take longer than what was sent before it has left to play. The first
-# piece: at least FIRST_PIECE_FRAMES (hop 256 at 22,050 Hz: 0.19 s, of which the model's lead-in, trimmed, is
-# about LEAD_IN_FRAMES), and long enough that the rest takes at most its playing time when decoding takes
-# a share of the audio's duration: DECODING_MARGIN times the slowest of the voice's last decodings (their
-# time over the audio they made: 0.06 on a quiet machine here, 0.22 at a load average of 7), within
-# DECODING_SHARES (at 1, half the unit comes first: at a load average of 13 a cap of 0.5 left a gap of 17 ms).
+# piece: at least FIRST_PIECE_FRAMES (of which the model's lead-in, trimmed, is about LEAD_IN_FRAMES), and
+# long enough that the rest takes at most its playing time when decoding takes a share of the audio's
+# duration: DECODING_MARGIN times the slowest of the voice's last decodings (their time over the audio they
+# made, which a loaded machine multiplies), within DECODING_SHARES (at 1, half the unit comes first: a lower
+# cap left a gap on a very loaded machine).
 FIRST_PIECE_FRAMES = 16
 LEAD_IN_FRAMES = 4
 DECODING_MARGIN = 3.0
@@ -29,7 +29,7 @@ class DecoderSplit:
     durations, flow) runs over the whole unit, so its prosody and durations are those of the whole model;
     the decoder can then run on a range of frames alone, with `context` frames of the latent on each side
     (its receptive field, read from its convolutions), which gives the same samples as the whole model
-    (measured on en_US-joe-medium: identical from 12 frames of context, 1e-3 apart with 8; read here: 13).
+    (test_decoder_split holds it).
     So the first sound of a unit waits for the front and the decoding of its first frames only. A model
     that is not cut so (a decoder with another input, as a multi-speaker one's) raises here."""
 

@@ -5,14 +5,11 @@ import math
 
 import numpy as np
 
-# Loudness. eSpeak-NG 1.51 at volume 100, rate 175, RMS over the 20 ms windows within 30 dB of the
-# loudest (`gated_rms`), six English sentences, `espeak-ng -a 100 -s 175 --stdout`:
-#   voice en -19.4 dBFS (-18.9 to -19.8), en-us -20.5 (-20.3 to -21.0), fr -21.0 (-20.1 to -21.6);
-#   peaks 0.50-0.81 of full scale.
-# Piper's raw output (en_US-joe-medium, same sentences) is -19.4 to -25.3 dBFS: it varies from
-# sentence to sentence far more than eSpeak, so each clause is scaled to the target rather than the
-# voice by one gain. Target at volume 100: -20.0 dBFS; volume v scales it by v / 100 (0...200, 200 is
-# eSpeak at 100 times 2, limited, as a11yd does for eSpeak).
+# The loudness a clause is brought to at volume 100 (-20 dBFS): eSpeak-NG's at volume 100, as gated_rms
+# measures both, so that the two engines are as loud (docs/voices.md). Piper's own output varies from
+# sentence to sentence far more than eSpeak's, so each clause is scaled to the target rather than the voice
+# by one gain. Volume v scales it by v / 100 (0...200, 200 is eSpeak at 100 times 2, limited, as a11yd does
+# for eSpeak).
 TARGET_RMS_AT_100 = 0.100
 
 

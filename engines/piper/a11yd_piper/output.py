@@ -98,12 +98,12 @@ class Output:
         (gated_rms) brought to `target`. A unit is one piece, but when the model is split (DecoderSplit) and
         the unit cannot be decoded whole while what was sent before it plays (always the utterance's first;
         a long clause after a short one): its first frames (first_piece) are decoded and sent first, then the
-        rest while they play. The unit's loudness is known only once the rest is decoded, so the first piece is brought
-        to `target` on its own, and the rest to the gain that puts the whole unit at `target` (rest_gain),
-        reached over UNIT_GAIN_RAMP_SECONDS: the unit is as loud as when decoded whole, its start stands at
-        the target rather than where its prosody put it (a clause's first 0.2 s is 2 dB louder than the
-        whole clause, median of 36 clauses of en_US-joe-medium, from -6 to +6 dB). With a `stretch`, the
-        audio plays that many times faster: decoding takes that much more of its playing time."""
+        rest while they play. The unit's loudness is known only once the rest is decoded, so the first piece is
+        brought to `target` on its own, and the rest to the gain that puts the whole unit at `target`
+        (rest_gain), reached over UNIT_GAIN_RAMP_SECONDS: the unit is as loud as when decoded whole, its start
+        stands at the target rather than where its prosody put it (a clause's start is often louder or softer
+        than the whole clause). With a `stretch`, the audio plays that many times faster: decoding takes that
+        much more of its playing time."""
         def gain_of(loudness):
             return target / loudness if loudness > 1e-4 else volume / 100
 

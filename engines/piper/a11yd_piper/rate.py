@@ -10,8 +10,8 @@ import numpy as np
 NORMAL_RATE = 175.0
 LENGTH_SCALE_RANGE = (0.25, 2.5)
 # Faster than MODEL_TOP_SPEED times the voice's own speed, the model is not asked for it: its phonemes last
-# whole frames (a phoneme id at least one, 11.6 ms at hop 256), so a smaller length scale shortens fewer
-# and fewer of them (asked 2.57x, it gave 1.73x) and runs the short ones together. The model says the
+# whole frames (a phoneme id at least one), so a smaller length scale shortens fewer and fewer of them (it
+# gives far less than it is asked) and runs the short ones together. The model says the
 # text at MODEL_TOP_SPEED and the audio is then time-stretched, pitch held, by libsonic (the library
 # eSpeak-NG uses past 450 words a minute) by what is left, up to TOP_SPEED in all. What the limit is, and
 # why, is in docs/voices.md ("Rate").
@@ -38,10 +38,9 @@ def rate_plan(rate, voice_length_scale, stretching=True):
 def unit_stretch(asked, model_speed, durations):
     """The stretch that brings a unit said at `model_speed` times the voice's speed to `asked` times its speed
     from the model's per-id `durations` in frames. The model rounds each id's duration up to a whole frame, so
-    at `model_speed` a unit is longer than 1 / model_speed of its length at the voice's speed (1.15x asked
-    1.25x here); its length at the voice's speed is estimated id by id (a duration d came from d - 0.5 frames
-    on average, at least one frame each): within 4 % of the truth on en_US-joe-medium, where 1 / model_speed
-    is 8-10 % short. Without durations, the nominal stretch."""
+    at `model_speed` a unit is longer than 1 / model_speed of its length at the voice's speed; its length at
+    the voice's speed is estimated id by id (a duration d came from d - 0.5 frames on average, at least one
+    frame each), much nearer the truth than 1 / model_speed. Without durations, the nominal stretch."""
     nominal = asked / model_speed
     if nominal <= 1.0 + 1e-6:
         return 1.0

@@ -9,7 +9,8 @@ import numpy as np
 
 from worker_client import VOICES, require_runtime
 
-from .decoder_split import DECODING_MARGIN, DECODING_SHARES, FIRST_PIECE_FRAMES, LEAD_IN_FRAMES, DecoderSplit, first_piece
+from .decoder_split import (DECODING_MARGIN, DECODING_SHARES, FIRST_PIECE_FRAMES, LEAD_IN_FRAMES, DecoderSplit,
+                            first_piece)
 from .voice import Voice
 
 

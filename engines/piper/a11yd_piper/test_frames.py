@@ -62,7 +62,8 @@ class FrameTests(unittest.TestCase):
             frames.Reader(client.f64(float("nan"))).double()
 
     def test_questions_are_read_with_their_arguments(self):
-        for question, arguments in ((frames.Q_VOICES, b""), (frames.Q_IPA_OF_TEXT, client.string("a") + client.string("b")),
+        for question, arguments in ((frames.Q_VOICES, b""),
+                                    (frames.Q_IPA_OF_TEXT, client.string("a") + client.string("b")),
                                     (frames.Q_INVENTORY, client.string("piper:x")), (frames.Q_ALL_MNEMONICS, b"")):
             reader = frames.Reader(client.u32(9) + client.u8(question) + arguments)
             self.assertEqual(frames.decode_ask(reader), (9, question))
@@ -80,7 +81,8 @@ class FrameTests(unittest.TestCase):
                          ("end", 5, frames.UNKNOWN_VOICE, "no such voice"))
         self.assertEqual(self.read(frames.end_frame(6)), ("end", 6, frames.DONE, ""))
         samples = np.array([0, 1, -1, 32767, -32768], dtype=np.int16)
-        kind, request_id, read, words, marks = self.read(frames.chunk_frame(8, samples, [(0, 2, 5), (9, 8, 3)], [(4, "m")]))
+        chunk = frames.chunk_frame(8, samples, [(0, 2, 5), (9, 8, 3)], [(4, "m")])
+        kind, request_id, read, words, marks = self.read(chunk)
         self.assertEqual((kind, request_id, words, marks), ("chunk", 8, [(0, 2, 5), (9, 8, 3)], [(4, "m")]))
         self.assertEqual(read.tolist(), samples.tolist())
         entries = [("piper:en_US-joe-medium", "Joe (en_US, medium, Piper)", [("en-us", 5), ("en", 5)])]

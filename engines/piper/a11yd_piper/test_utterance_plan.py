@@ -9,7 +9,8 @@ from worker_client import JOE, PROSE, RATE, VOICES, hex_word, require_runtime
 from .frames import Segment, Utterance
 from .jobs import Job
 from .phonemizer import Phonemizer
-from .text_splitting import FIRST_UNIT_PHONEMES, MAXIMUM_PHONEMES_PER_INFERENCE, MAXIMUM_WORDS_PER_INFERENCE, TEXT_BLOCK_CHARACTERS
+from .text_splitting import (FIRST_UNIT_PHONEMES, MAXIMUM_PHONEMES_PER_INFERENCE, MAXIMUM_WORDS_PER_INFERENCE,
+                             TEXT_BLOCK_CHARACTERS)
 from .utterance_plan import UtterancePlanner
 from .voices import Voices
 

@@ -6,22 +6,22 @@ import re
 import unicodedata
 
 # The most eSpeak words said in one inference: a clause without punctuation can be any length, and its
-# first sound waits for all of it (about 0.15 s per second of speech on one thread here). Longer clauses
+# first sound waits for all of it (the front runs over the whole unit). Longer clauses
 # are said in pieces of this many words, each with the model's own lead-in and ending (a short pause).
 MAXIMUM_WORDS_PER_INFERENCE = 24
 # ... and the most phonemes (IPA characters): a long unbroken word (a hash, a URL, base64, a run of one
 # letter) is a few eSpeak words of hundreds of phonemes each, and the model's front takes longer than in
-# proportion (here 0.15 s for 24 ordinary words, 116 phonemes; 2.1 s for 8 words of 990: a 2,000-letter run).
-# 160 keeps a clause of 24 ordinary words whole. A longer eSpeak word is cut inside (LONG_IPA_WORD).
+# proportion to them. This many keeps a clause of MAXIMUM_WORDS_PER_INFERENCE ordinary words whole. A longer
+# eSpeak word is cut inside (LONG_IPA_WORD).
 MAXIMUM_PHONEMES_PER_INFERENCE = 160
 # The utterance's first unit, when its clause has to be cut anyway, is cut shorter: its first sound waits
-# for the front over all of it, and nothing plays meanwhile (48 phonemes: about 60 ms of the front here).
+# for the front over all of it, and nothing plays meanwhile.
 FIRST_UNIT_PHONEMES = 48
 LONG_IPA_WORD = FIRST_UNIT_PHONEMES
 # Text is read by eSpeak (phonemised) a block at a time, as the units are needed, not all at once before
-# the first is said (200 KB took 0.35 s here, and a stop would have waited for it): at most this many code
-# points a block, cut after a sentence's end where there is one, else at a space (TextBlocks). A text this
-# long or shorter is read whole, as before.
+# the first is said (a long text would delay its first sound, and a stop would wait for it): at most this
+# many code points a block, cut after a sentence's end where there is one, else at a space (text_blocks). A
+# text this long or shorter is read whole.
 TEXT_BLOCK_CHARACTERS = 1000
 
 

@@ -105,10 +105,9 @@ class UtterancePlanner:
             yield current
 
     # Clause by clause: a clause ending in , : or ; is said with its terminator and a space, as in Piper's
-    # sentences, and the next starts after the model's own lead-in. Measured (en_US-joe-medium, 5 runs of 5
-    # sentences, silence = below 0.01 between the sounds around the boundary): at a comma 279 ± 39 ms said
-    # clause by clause, 329 ± 84 ms in Piper's whole sentence; at ';' 253 vs 293 ms, at ':' 270 vs 260 ms.
-    # No gap is added; sentences are said one by one by Piper itself, so their boundaries are its own.
+    # sentences, and the next starts after the model's own lead-in, which makes a pause as long as the one
+    # Piper makes inside a whole sentence (docs/voices.md). No gap is added; sentences are said one by one by
+    # Piper itself, so their boundaries are its own.
     def pieces(self, segment):
         """(IPA words, terminator, closes the unit, anchors) for one segment, anchors in IPA-word units."""
         start, length = segment.source_start, max(segment.source_length, 0)

@@ -12,9 +12,9 @@ from .piper_tts import BOS, EOS, PAD, PhonemeType, PiperConfig, onnxruntime
 
 # The same text is said with the same rhythm every time, as eSpeak and VoiceOver's voices say it: a
 # screen reader's user hears the same words many times a day and knows them by their sound. Piper's
-# duration noise (the voice's noise_w, 0.8 for most) draws each phoneme's length at random on every
-# inference: the same 5.3 s sentence measured 5.25-5.56 s over ten sayings, and its words moved with it.
-# At 0 the lengths are the duration model's own; the voice's noise_scale (timbre) is kept.
+# duration noise (the voice's noise_w) draws each phoneme's length at random on every inference: the same
+# sentence lasted longer or shorter each time, and its words moved with it. At 0 the lengths are the
+# duration model's own; the voice's noise_scale (timbre) is kept.
 DURATION_NOISE = 0.0
 
 
@@ -87,8 +87,8 @@ class Voice:
         except Exception as error:
             why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise VoiceError(f"cannot load piper:{name}: {config_path} does not fit {model}: {why}") from None
-        # Loading leaves the parsed model and the two graphs' bytes freed but kept by the C heap: given back,
-        # the loaded worker holds 216 MB instead of 248 (en_US-joe-medium, split; 150 MB decoded whole).
+        # Loading leaves the parsed model and the two graphs' bytes freed but kept by the C heap: given back
+        # to the system, the memory a loaded worker holds is its voice's.
         release_free_memory()
 
     def run(self, ids, length_scale, options=None):

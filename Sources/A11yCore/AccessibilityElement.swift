@@ -50,8 +50,7 @@ enum TraitVocabulary {
     ]
 
     static func forLanguage(_ language: String) -> [AccessibilityElement.Trait: String] {
-        let base = language.lowercased().prefix { $0.isLetter }
-        return base == "fr" ? french : english
+        LanguageTag.base(language) == "fr" ? french : english
     }
 }
 

@@ -23,18 +23,12 @@ public struct LexiconEntry: Sendable, Hashable, CustomStringConvertible {
     public init(graphemes: [String], pronunciation: Pronunciation, language: String? = nil, caseSensitive: Bool = false) {
         self.graphemes = graphemes.map(\.trimmed)
         self.pronunciation = pronunciation
-        self.language = language.flatMap(Self.normalize(language:))
+        self.language = language.flatMap(LanguageTag.normalized)
         self.caseSensitive = caseSensitive
     }
 
     public init(grapheme: String, pronunciation: Pronunciation, language: String? = nil, caseSensitive: Bool = false) {
         self.init(graphemes: [grapheme], pronunciation: pronunciation, language: language, caseSensitive: caseSensitive)
-    }
-
-    /// "fr_FR" → "fr-fr"; blank → nil.
-    public static func normalize(language: String) -> String? {
-        let tag = String(language.trimmed.lowercased().map { $0 == "_" ? "-" : $0 })
-        return tag.isEmpty ? nil : tag
     }
 
     /// What `a11ysay --lexicon-list` prints: `iPhone → /ˈaɪfəʊn/ [en]`, `SNCF → "esse enne cé èf" [fr, case-sensitive]`.

@@ -22,14 +22,11 @@ public struct VoiceCatalog: Sendable, Equatable {
 }
 
 extension EspeakEngine {
-    /// "fr_FR.UTF-8@euro" → "fr-fr"; "C" and "POSIX" → "en".
+    /// The tag eSpeak's voices are chosen by (`LanguageTag.normalized`); the C locale ("C",
+    /// "POSIX") and a blank language are English, eSpeak's own default.
     static func normalize(language: String) -> String {
-        var tag = Substring(language.trimmingWhitespace())
-        if let at = tag.firstIndex(of: "@") { tag = tag[..<at] }
-        if let dot = tag.firstIndex(of: ".") { tag = tag[..<dot] }
-        let normalized = tag.lowercased().replacingUnderscores()
-        if normalized == "c" || normalized == "posix" || normalized.isEmpty { return "en" }
-        return normalized
+        let tag = LanguageTag.normalized(language) ?? "en"
+        return tag == "c" || tag == "posix" ? "en" : tag
     }
 
     /// The voice for a normalised tag:
@@ -55,18 +52,5 @@ extension EspeakEngine {
         let base = String(tag.split(separator: "-").first ?? Substring(tag))
         if let voice = best({ $0 == base }) { return voice }
         return best({ $0.hasPrefix(base + "-") })
-    }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-
-    fileprivate func replacingUnderscores() -> String {
-        String(map { $0 == "_" ? "-" : $0 })
     }
 }

@@ -80,7 +80,7 @@ public final class EngineRouter: SpeechEngine, PronunciationEngine {
         var kept: [VoiceEntry] = [], unknown: [(language: String, voice: String)] = []
         for (language, voice) in table {
             if known.contains(voice) {
-                let tag = LexiconEntry.normalize(language: language) ?? language
+                let tag = LanguageTag.normalized(language) ?? language
                 kept.append(VoiceEntry(info: VoiceInfo(identifier: voice, name: voice, languages: [tag]), priorities: [0]))
             } else {
                 unknown.append((language, voice))

@@ -96,7 +96,7 @@ public enum PiperVoices {
             }
             voice.espeakVoice = espeak.lowercased()
             let code = description.language?.code ?? espeak
-            voice.language = LexiconEntry.normalize(language: code) ?? voice.language
+            voice.language = LanguageTag.normalized(code) ?? voice.language
             voice.quality = description.audio?.quality
             let dataset = description.dataset ?? name
             let speaker = dataset.prefix(1).uppercased() + dataset.dropFirst()

@@ -71,9 +71,7 @@ public struct IPAConverter: Sendable {
     }
 
     /// The language part of a voice name or tag: "en-us" → "en", "fr" → "fr".
-    public static func baseLanguage(of voice: String) -> String {
-        String(voice.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).first ?? "")
-    }
+    public static func baseLanguage(of voice: String) -> String { LanguageTag.base(voice) }
 
     /// Whether the voice has a phoneme printed as `ipa`.
     public func knows(_ ipa: String) -> Bool { table[Self.normalizeKey(ipa)] != nil }

@@ -218,7 +218,7 @@ public struct LexiconRequest: Sendable, Equatable, Codable {
         case .list:
             return .list
         case .remove:
-            return .remove(grapheme: try grapheme(), language: lang.flatMap(LexiconEntry.normalize(language:)))
+            return .remove(grapheme: try grapheme(), language: lang.flatMap(LanguageTag.normalized))
         case .add:
             let written = try grapheme()
             let pronunciation: LexiconEntry.Pronunciation

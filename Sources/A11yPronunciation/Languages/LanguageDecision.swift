@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
 
 /// What the detectors say of one piece of text (a sentence or a clause): CLD2's best languages and
 /// each listed language's n-gram fingerprint distance (libexttextcat). Plain values, so that the
@@ -81,9 +82,7 @@ public struct LanguageDecision: Sendable, Equatable {
     }
 
     /// A tag's base language, lower-cased: "en" for "en-GB", "en_US.UTF-8", "EN".
-    public static func base(_ tag: String) -> String {
-        String(tag.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" || $0 == "." || $0 == "@" }).first ?? "")
-    }
+    public static func base(_ tag: String) -> String { LanguageTag.base(tag) }
 
     /// The listed bases, each once, in order.
     public var listedBases: [String] {

@@ -47,7 +47,7 @@ public struct Lexicon: Sendable, Equatable {
 
     /// `grapheme` removed from the entries of exactly `language` (nil: those for every voice).
     public func removing(grapheme: String, language: String?) -> (lexicon: Lexicon, removed: [LexiconEntry]) {
-        let language = language.flatMap(LexiconEntry.normalize(language:))
+        let language = language.flatMap(LanguageTag.normalized)
         var kept: [LexiconEntry] = []
         var removed: [LexiconEntry] = []
         for var entry in entries {

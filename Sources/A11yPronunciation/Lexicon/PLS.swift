@@ -51,7 +51,7 @@ public enum PLS {
         let declaresA11yd = attributes["xmlns:a11yd"] == a11ydNamespace
         if let bound = attributes["xmlns:a11yd"], !declaresA11yd { throw refuse(root, "xmlns:a11yd must be \(a11ydNamespace), not '\(bound)'") }
         try checkAlphabet(attributes["alphabet"], root, refuse)
-        let language = attributes["xml:lang"].flatMap(LexiconEntry.normalize(language:))
+        let language = attributes["xml:lang"].flatMap(LanguageTag.normalized)
         let lexiconCase = try flag(root, declaresA11yd, refuse) ?? false
 
         var entries: [LexiconEntry] = []
@@ -108,7 +108,7 @@ public enum PLS {
         }
         guard !graphemes.isEmpty else { throw refuse(element, "needs at least one <grapheme>") }
         guard let pronunciation else { throw refuse(element, "needs a <phoneme> or an <alias>") }
-        let own = element.attributes["xml:lang"].flatMap(LexiconEntry.normalize(language:))
+        let own = element.attributes["xml:lang"].flatMap(LanguageTag.normalized)
         return LexiconEntry(
             graphemes: graphemes, pronunciation: pronunciation, language: own ?? language,
             caseSensitive: try flag(element, declaresA11yd, refuse) ?? caseSensitive)

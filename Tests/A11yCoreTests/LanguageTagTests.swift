@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
+import Testing
+
+/// Every language a11yd is given is read by one rule, whatever its source.
+@Suite struct LanguageTagTests {
+    @Test(arguments: [
+        ("fr", "fr"), ("fr-FR", "fr-fr"), ("fr_FR", "fr-fr"), ("fr_FR.UTF-8@euro", "fr-fr"), ("  en-GB ", "en-gb"),
+        ("sr@latin", "sr"), ("C", "c"), ("zh-Hant-TW", "zh-hant-tw"),
+    ])
+    func normalized(_ text: String, _ tag: String) {
+        #expect(LanguageTag.normalized(text) == tag)
+    }
+
+    @Test func blankIsNone() {
+        #expect(LanguageTag.normalized("") == nil && LanguageTag.normalized("   ") == nil && LanguageTag.normalized(".UTF-8") == nil)
+        #expect(LanguageTag.base("") == "")
+    }
+
+    @Test(arguments: [("en-GB", "en"), ("fr_FR.UTF-8", "fr"), ("DE", "de"), ("sr@latin", "sr"), ("fr-be", "fr"), ("en", "en")])
+    func base(_ text: String, _ base: String) {
+        #expect(LanguageTag.base(text) == base)
+    }
+}

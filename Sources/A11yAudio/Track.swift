@@ -113,13 +113,16 @@ struct Track {
         underlay = samples
     }
 
-    /// The samples of `frames` (those appended; silence past them), each frame scaled by `gain(frame)`.
-    private func copy(_ frames: Range<Int>, gain: (Int) -> Double) -> [Int16] {
+    /// The samples of `frames`, each frame scaled by `gain(frame)`: silence past those appended, or,
+    /// with `holdingPast`, the frame before it repeated past it.
+    private func copy(_ frames: Range<Int>, holdingPast limit: Int? = nil, gain: (Int) -> Double) -> [Int16] {
         var out = [Int16](repeating: 0, count: frames.count * channels)
-        for frame in frames where frame >= 0 && frame < appendedFrames {
+        for frame in frames where frame >= 0 {
+            let source = limit.map { min(frame, $0 - 1) } ?? frame
+            guard source >= 0, source < appendedFrames else { continue }
             let g = gain(frame)
             for c in 0..<channels {
-                out[(frame - frames.lowerBound) * channels + c] = Ramp.scale(samples[frame * channels + c], by: g)
+                out[(frame - frames.lowerBound) * channels + c] = Ramp.scale(samples[source * channels + c], by: g)
             }
         }
         return out
@@ -132,18 +135,11 @@ struct Track {
     /// over its whole length instead of dropping to silence, and nothing past a hold is heard.
     /// From now on the track is given to the server from `frame` again, and only once resumed.
     mutating func cut(at frame: Int) -> [Int16] {
-        let from = rampUpFrom, length = rampFrames, last = writeLimit - 1
+        let from = rampUpFrom, length = rampFrames, limit = writeLimit
         let frames = frame..<(frame > Int.max - length ? Int.max : frame + length)
-        var ramp = [Int16](repeating: 0, count: frames.count * channels)
-        if frame <= last {
-            for f in frames where f >= 0 {
-                let gain = Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1)
-                let source = min(f, last)
-                for c in 0..<channels {
-                    ramp[(f - frame) * channels + c] = Ramp.scale(samples[source * channels + c], by: gain)
-                }
-            }
-        }
+        var ramp = frame < limit
+            ? copy(frames, holdingPast: limit) { f in Ramp.down(f - frame, of: length) * (from.map { Ramp.up(f - $0, of: length) } ?? 1) }
+            : [Int16](repeating: 0, count: frames.count * channels)
         // What is left there of the last cut's ramp, already going down, goes on under this one.
         mixUnderlay(into: &ramp, frames)
         underlay = []

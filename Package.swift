@@ -106,7 +106,7 @@ let package = Package(
 
         // Which listed language a sentence is in: CLD2 and libexttextcat behind A11yPronunciation's
         // `LanguageDetecting`, whose rules (`LanguageDecision`) are pure and live there.
-        .target(name: "A11yLanguageDetection", dependencies: ["A11yPronunciation", "CCLD2", "CExtTextCat"]),
+        .target(name: "A11yLanguageDetection", dependencies: ["A11yCore", "A11yPronunciation", "CCLD2", "CExtTextCat"]),
 
         // What every front end shares: its socket, peer check, accept loop, connection loop and shutdown.
         .target(

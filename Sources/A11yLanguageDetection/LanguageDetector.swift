@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import A11yCore
 import A11yPronunciation
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ public final class LanguageDetector: LanguageDetecting {
         var missing: [String] = []
         let loaded = Fingerprints()
         for tag in languages {
-            let base = LanguageDecision.base(tag)
+            let base = LanguageTag.base(tag)
             guard !base.isEmpty, base.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }),
                   !loaded.handles.contains(where: { $0.language == base })
             else {

@@ -70,9 +70,6 @@ public struct IPAConverter: Sendable {
         self.parseable = Set(inventory.map(\.mnemonic)).union(allMnemonics)
     }
 
-    /// The language part of a voice name or tag: "en-us" → "en", "fr" → "fr".
-    public static func baseLanguage(of voice: String) -> String { LanguageTag.base(voice) }
-
     /// Whether the voice has a phoneme printed as `ipa`.
     public func knows(_ ipa: String) -> Bool { table[Self.normalizeKey(ipa)] != nil }
 

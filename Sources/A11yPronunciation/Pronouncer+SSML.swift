@@ -91,7 +91,7 @@ extension Pronouncer {
                 style.spellOut = true
                 builder.addText(content, style: style, explicit: true)
             case "telephone":
-                let language = IPAConverter.baseLanguage(of: style.voice)
+                let language = LanguageTag.base(style.voice)
                 builder.addText(SSMLTelephone.reading(content, language: language), style: style, explicit: true)
             case "cardinal", "number":
                 // eSpeak reads numerals as numbers already.

@@ -20,7 +20,7 @@ public final class Pronouncer: Sendable {
         let inventory = try await engine.phonemeInventory(voice: voice)
         let all = try await engine.allMnemonics()
         let converter = IPAConverter(
-            voice: voice, language: IPAConverter.baseLanguage(of: voice), inventory: inventory, allMnemonics: all)
+            voice: voice, language: LanguageTag.base(voice), inventory: inventory, allMnemonics: all)
         converters.withLock { $0[key] = converter }
         return converter
     }

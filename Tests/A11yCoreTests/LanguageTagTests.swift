@@ -17,7 +17,10 @@ import Testing
         #expect(LanguageTag.base("") == "")
     }
 
-    @Test(arguments: [("en-GB", "en"), ("fr_FR.UTF-8", "fr"), ("DE", "de"), ("sr@latin", "sr"), ("fr-be", "fr"), ("en", "en")])
+    @Test(arguments: [
+        ("en-GB", "en"), ("fr_FR.UTF-8", "fr"), ("en_US.UTF-8", "en"), ("DE", "de"), ("EN", "en"), ("sr@latin", "sr"),
+        ("fr-be", "fr"), ("en", "en"), ("", ""),
+    ])
     func base(_ text: String, _ base: String) {
         #expect(LanguageTag.base(text) == base)
     }

@@ -78,11 +78,6 @@ struct LanguageDecisionTests {
         #expect(LanguageDecision.isWorthDetecting(words: words, letters: letters) == detected)
     }
 
-    @Test(arguments: [("en-GB", "en"), ("fr_FR.UTF-8", "fr"), ("DE", "de"), ("", ""), ("sr@latin", "sr")])
-    func base(_ tag: String, _ base: String) {
-        #expect(LanguageDecision.base(tag) == base)
-    }
-
     @Test func listedBasesAreEachOnceInOrder() {
         #expect(LanguageDecision(listed: ["en-GB", "fr", "en-US"]).listedBases == ["en", "fr"])
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// A pronunciation engine whose voice for a language is "voice-" and its base code: the plan's
 /// voices say which language each piece was given.
 struct VoicePerLanguage: PronunciationEngine {
-    func resolveVoice(language: String) async throws -> String { "voice-\(LanguageDecision.base(language))" }
+    func resolveVoice(language: String) async throws -> String { "voice-\(LanguageTag.base(language))" }
     func phonemeInventory(voice: String) async throws -> [PhonemeEntry] { [] }
     func allMnemonics() async throws -> [String] { [] }
     func ipa(ofText text: String, voice: String) async throws -> String { text }

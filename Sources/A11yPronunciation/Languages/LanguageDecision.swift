@@ -81,14 +81,11 @@ public struct LanguageDecision: Sendable, Equatable {
         self.listed = listed
     }
 
-    /// A tag's base language, lower-cased: "en" for "en-GB", "en_US.UTF-8", "EN".
-    public static func base(_ tag: String) -> String { LanguageTag.base(tag) }
-
     /// The listed bases, each once, in order.
     public var listedBases: [String] {
         var seen: [String] = []
         for tag in listed {
-            let base = Self.base(tag)
+            let base = LanguageTag.base(tag)
             if !base.isEmpty, !seen.contains(base) { seen.append(base) }
         }
         return seen
@@ -103,7 +100,7 @@ public struct LanguageDecision: Sendable, Equatable {
     /// words is in, when that is not `own` (a tag: "fr", "fr_FR.UTF-8"); nil keeps `own`. A
     /// `clause` is part of a sentence whose language (`own`) was decided on the whole sentence.
     public func choose(_ evidence: LanguageEvidence, own: String, words: Int, clause: Bool = false) -> String? {
-        let ownBase = Self.base(own)
+        let ownBase = LanguageTag.base(own)
         let bases = listedBases
         var relative: [String: Double] = [:]
         guard let nearest = evidence.distances.filter({ bases.contains($0.key) }).values.min(), nearest > 0 else { return nil }
@@ -111,7 +108,7 @@ public struct LanguageDecision: Sendable, Equatable {
             relative[language] = Double(distance) / Double(nearest)
         }
         let first = evidence.candidates.first
-        let cld2Says = evidence.reliable ? first.map({ Self.base($0.language) }).flatMap { relative[$0] != nil ? $0 : nil } : nil
+        let cld2Says = evidence.reliable ? first.map({ LanguageTag.base($0.language) }).flatMap { relative[$0] != nil ? $0 : nil } : nil
         if let cld2Says, let first {
             relative[cld2Says, default: 1] -= Self.cld2Vote * min(max(first.score, 0), Self.fullScore) / Self.fullScore
         }
@@ -134,6 +131,6 @@ public struct LanguageDecision: Sendable, Equatable {
             // agreeing move it.
             guard cld2Says == best else { return nil }
         }
-        return listed.first { Self.base($0) == best }
+        return listed.first { LanguageTag.base($0) == best }
     }
 }

@@ -92,7 +92,7 @@ extension Pronouncer {
                 pieces.append((range, language))
             }
         }
-        let ownBase = LanguageDecision.base(languages.own)
+        let ownBase = LanguageTag.base(languages.own)
         let sentences = SentenceSplitter.sentences(of: scalars, in: range)
         var decided = sentences.map { sentence -> (words: Int, language: String?) in
             (SentenceSplitter.wordCount(scalars, in: sentence), nil)
@@ -131,7 +131,7 @@ extension Pronouncer {
             let sentenceLanguage = language ?? languages.own
             for clause in clauses {
                 var clauseLanguage = decide(scalars, clause, own: sentenceLanguage, languages, clause: true, budget: &budget) ?? language
-                if let chosen = clauseLanguage, LanguageDecision.base(chosen) == ownBase { clauseLanguage = nil }
+                if let chosen = clauseLanguage, LanguageTag.base(chosen) == ownBase { clauseLanguage = nil }
                 add(clause, clauseLanguage)
             }
         }

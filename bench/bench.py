@@ -744,7 +744,7 @@ class Bench:
         self.rec.wait_quiet(self.rec.count(), 300, timeout)
 
     def piper_echo_and_top_rate(self, a11y, out):
-        """Key echo in the natural voice (issue 42): a-z posted one by one at a rate nothing was said at, once
+        """Key echo in the natural voice: a-z posted one by one at a rate nothing was said at, once
         the voice spoke at it and its worker went quiet (the characters said ahead rendered), then the same
         letters again (from memory); eSpeak's English the same way. Then the top of the scale (rate 1.0): the
         40 words' first sound and the worker's CPU time over the audio's length (real-time factor)."""

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import CEspeakNG
+import SystemPackage
 
 /// The libespeak-ng state of this process. Confined to the `EspeakWorker` thread: it is created
 /// there and only ever handed to jobs running there, so it needs no lock (and is not `Sendable`).
@@ -119,7 +120,7 @@ final class EspeakSession {
 
     /// `espeak_SetVoiceByName` accepts a voice's file name without its directory ("roa/fr" → "fr").
     static func voiceName(fromFile path: String) -> String {
-        String(path.split(separator: "/").last ?? Substring(path))
+        FilePath(path).lastComponent?.string ?? path
     }
 
     /// Parses `espeak_VOICE.languages`: repeated (priority byte, NUL-terminated name), ended by a

@@ -48,9 +48,11 @@ public enum Directory {
     /// Makes `folder` and its missing parents (`mkdir -p`) with `mode` (less the umask); folders that
     /// already exist are left as they are. Fails on the first one that cannot be made, naming it.
     public static func make(_ folder: String, mode: mode_t = 0o777) throws(Failure) {
-        var path = folder.hasPrefix("/") ? "/" : ""
-        for component in folder.split(separator: "/", omittingEmptySubsequences: true) {
-            path += (path.isEmpty || path == "/" ? "" : "/") + component
+        let whole = FilePath(folder)
+        var made = FilePath(root: whole.root)
+        for component in whole.components {
+            made.append(component)
+            let path = made.string
             guard mkdir(path, mode) != 0 else { continue }
             let error = SystemCall.lastError
             guard error == .fileExists else { throw Failure(.make, path: path, errno: error) }

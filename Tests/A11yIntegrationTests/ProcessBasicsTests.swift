@@ -81,4 +81,24 @@ import Glibc
         let now = LogTimestamp.now()
         #expect(now.count == 23 && now.hasPrefix("20") && now.dropFirst(10).first == "T", "\(now)")
     }
+
+    /// libpulse's cookie is made where libpulse looks first, owner-only, 256 bytes, its folder
+    /// made too; never over one already there, nor when one is named.
+    @Test func thePulseCookieIsMadeOnceWhereLibpulseLooks() throws {
+        let home = try #require(mkdtemp(strdup(NSTemporaryDirectory() + "a11yd-cookie-XXXXXX")).map { String(cString: $0) })
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let environment = ["HOME": home, "XDG_CONFIG_HOME": home + "/config"]
+        #expect(PulseCookie.prepare(environment: environment.merging(["PULSE_COOKIE": home + "/named"]) { $1 }) == nil)
+        let made = try #require(PulseCookie.prepare(environment: environment))
+        #expect(made == home + "/config/pulse/cookie")
+        let attributes = try FileManager.default.attributesOfItem(atPath: made)
+        #expect(attributes[.size] as? Int == PulseCookie.size)
+        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+        let folder = try FileManager.default.attributesOfItem(atPath: home + "/config/pulse")
+        #expect((folder[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o700)
+        let first = try Data(contentsOf: URL(fileURLWithPath: made))
+        #expect(first.contains { $0 != 0 }, "random bytes")
+        #expect(PulseCookie.prepare(environment: environment) == nil, "one is there already")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: made)) == first)
+    }
 }

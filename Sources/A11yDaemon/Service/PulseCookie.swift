@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11ySystem
 import Glibc
+import SystemPackage
 
 /// libpulse's cookie, which every client presents to the server: at its first connection libpulse
 /// makes one (`$XDG_CONFIG_HOME/pulse/cookie`, else `~/.config/pulse/cookie`: 256 random bytes,
@@ -26,15 +27,14 @@ enum PulseCookie {
         if let named = environment["PULSE_COOKIE"], !named.isEmpty { return nil }
         let paths = candidates(environment: environment)
         guard let path = paths.first, !paths.contains(where: { access($0, F_OK) == 0 }) else { return nil }
-        let folder = String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.startIndex))
-        guard (try? Directory.make(folder, mode: 0o700)) != nil else { return nil }
+        guard (try? Directory.make(FilePath(path).folder.string, mode: 0o700)) != nil else { return nil }
         var bytes = [UInt8](repeating: 0, count: size)
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard let file = try? FileDescriptor.open(
+            FilePath(path), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec], permissions: [.ownerReadWrite])
+        else { return nil }
+        let written = try? file.closeAfter { try file.writeAll(bytes) }
         guard written == size else {
             unlink(path)
             return nil

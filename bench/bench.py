@@ -19,15 +19,14 @@ import queue
 import socket
 import statistics
 import subprocess
-import threading
 import time
 
 import numpy as np
 
 import orca_echo
 import worker_cost
-from instruments import (LOUD, QUIET, RATE, RECORDER_MS, A11ydClient, Recorder, children, comm, cpu, cpu_delta, log,
-                         memory, ms, never_said_rate, now, post_request, request_line, stats)
+from instruments import (LOUD, QUIET, RATE, RECORDER_MS, A11ydClient, Recorder, SSIPClient, children, comm, cpu,
+                         cpu_delta, log, memory, ms, never_said_rate, now, post_request, request_line, stats)
 
 SILENCE = 0          # |sample| at or below this is silence where a cut ends: digital silence, where a ramp ends
 CLICK = 1460         # a last millisecond before a cut's silence peaking at or above this clicks (-27 dBFS, issue 29)
@@ -35,55 +34,6 @@ INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached 
 LONG_TEXT = ("voici une longue phrase sans point qui continue de parler, avec des virgules, "
              "des mots et encore des mots, pour que la parole dure plusieurs secondes, "
              "et encore quelques mots, puis quelques autres, jusqu'à ce qu'on l'arrête")
-
-
-class SSIPClient:
-    """Raw SSIP client (CRLF lines); one connection, a thread collects reply lines."""
-
-    def __init__(self, path, name, priority="text", volume=None):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
-        self.replies = queue.Queue()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-        self.command(f"SET SELF CLIENT_NAME root:{name}:main")
-        self.command(f"SET SELF PRIORITY {priority}")
-        self.command("SET SELF LANGUAGE fr")
-        if volume is not None:
-            self.command(f"SET SELF VOLUME {volume}")
-
-    def _read(self):
-        f = self.sock.makefile("rb")
-        for line in f:
-            line = line.decode("utf-8", "replace").rstrip("\r\n")
-            if line[:1] == "7":  # asynchronous event
-                continue
-            self.replies.put(line)
-
-    def _reply(self, timeout=5):
-        """Reads one complete reply (continuation lines 'NNN-'), returns its last line."""
-        while True:
-            line = self.replies.get(timeout=timeout)
-            if len(line) >= 4 and line[3] == " ":
-                return line
-
-    def command(self, line):
-        self.sock.sendall((line + "\r\n").encode())
-        return self._reply()
-
-    def speak(self, text):
-        reply = self.command("SPEAK")
-        if not reply.startswith("230"):
-            raise RuntimeError(f"SSIP SPEAK refused: {reply}")
-        self.sock.sendall((text + "\r\n.\r\n").encode())
-        return self._reply()
-
-    def close(self):
-        try:
-            self.sock.sendall(b"QUIT\r\n")
-            self.sock.close()
-        except OSError:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,7 +363,7 @@ class Bench:
             return
         # PulseAudio's recorder rests meanwhile: its 1 ms wake-ups (the sink's and parec's) would load the CPU.
         self.rec.close()
-        self.rec = Recorder(self.a.recorder_ms, server=self.a.pipewire_server)
+        self.rec = Recorder(self.a.recorder_ms, env={"PULSE_SERVER": self.a.pipewire_server})
         a11y_bg = A11ydClient(self.a.pipewire_a11yd_socket)
         a11y_ctl = A11ydClient(self.a.pipewire_a11yd_socket)
         ssip_bg = SSIPClient(self.a.pipewire_speechd_socket, "bench-bg")
@@ -545,14 +495,14 @@ class Bench:
             return len(client.finished)
 
         for start in range(0, total, batch):
-            a11y.sock.sendall(posts(start, min(total, start + batch)) + b'{"op":"stop"}\n')
+            a11y.send_bytes(posts(start, min(total, start + batch)) + b'{"op":"stop"}\n')
         a11y_done = finished_count(a11y)
         a11y_seconds = now() - t0
         # The same posts queued at once and ended by one stop: the client, reading all along, is owed
         # `total` `finished` events in one burst (issue 29: a cut-off at 4,096 unread lost most).
         t0 = now()
         burst = A11ydClient(self.a.a11yd_socket)
-        burst.sock.sendall(posts(0, total))
+        burst.send_bytes(posts(0, total))
         replies = 0
         while replies < total and now() < t0 + 120:
             try:

@@ -16,12 +16,12 @@ An auditor subscribed to every event tallies `finished` per utterance. At the en
 event; a final post is heard on the null sink's monitor; between stretches of load (--probe-every), once
 quiet, the audio oracle on a sample item: heard unpaused, then paused at a random boundary and moment and
 resumed, it must be told `spoken`, voice as long (within 5 %) and be silent while paused; the daemon is alive; RSS, PSS and RssAnon
-(/proc/PID/smaps_rollup, /proc/PID/status) at a quiet point after warm-up and at the end, RSS and RssAnon at
+(/proc/PID/smaps_rollup) at a quiet point after warm-up and at the end, RSS and RssAnon at
 the end within --memory-slack-kib of warm-up. Any violation: exit status 1, and the report says which.
-Standard library only; the report is JSON on stdout, progress on stderr.
+Standard library only, with the bench's clients, recorder and memory reading (instruments.py), none of whose
+numpy parts it uses; the report is JSON on stdout, progress on stderr.
 """
 import argparse
-import array
 import asyncio
 import collections
 import json
@@ -34,8 +34,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from instruments import A11ydClient, Recorder, SSIPClient, logger, memory
 
 LONG = ("La synthèse vocale lit ce long paragraphe pendant plusieurs secondes, afin que nous puissions "
         "l'interrompre, le mettre en pause puis le reprendre exactement là où il s'était arrêté.")
@@ -64,24 +65,10 @@ KINDS = ["announcement"] * 6 + ["layoutChanged", "layoutChanged", "screenChanged
 PRIORITIES = [None, None, "low", "default", "high"]
 
 
-def log(*args):
-    print("soak:", *args, file=sys.stderr, flush=True)
-
-
-def smaps(pid):
-    """RSS, PSS and RssAnon (KiB) from /proc/PID/smaps_rollup."""
-    values = {}
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("Rss", "Pss", "Anonymous"):
-                values[key] = int(rest.split()[0])
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("RssAnon", "Threads", "VmHWM"):
-                values[key] = int(rest.split()[0])
-    return values
+log = logger("soak")
+# The recorder's fragments: the soak only listens whether an item was heard, and a 1 ms recorder would load
+# the machine it loads already.
+RECORDER_MS = 10
 
 
 # --------------------------------------------------------------------------------------------- sound
@@ -190,32 +177,6 @@ def accepts(path):
         s.close()
 
 
-class Recorder:
-    """parec on nullsink.monitor, float32 mono 48 kHz, into memory."""
-
-    def __init__(self, env, log_path):
-        self.proc = subprocess.Popen(["parec", "--device=nullsink.monitor", "--format=float32le", "--rate=48000",
-                                      "--channels=1", "--latency-msec=10", "--raw"], env=env,
-                                     stdout=subprocess.PIPE, stderr=open(log_path, "ab"))
-        # Read as it comes: 48 kHz float fills a pipe in a third of a second, and a parec blocked on a full
-        # pipe loses what the server could not keep (the recording was then sometimes 0.3 s long).
-        self.data = bytearray()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        while chunk := self.proc.stdout.read1(1 << 16):
-            self.data += chunk
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(timeout=10)
-        self.reader.join(timeout=10)
-        samples = array.array("f")
-        samples.frombytes(bytes(self.data[:len(self.data) // 4 * 4]))
-        return samples
-
-
 def rms(samples):
     return math.sqrt(sum(x * x for x in samples) / len(samples)) if samples else 0.0
 
@@ -272,71 +233,6 @@ async def calm_post(conn, name, tally, rng):
 
 
 # --------------------------------------------------------------------------------------------- JSON clients
-class JSONConnection:
-    """One JSON Lines connection; a reader task routes replies to their requests."""
-
-    counter = 0
-
-    def __init__(self, reader, writer, name):
-        self.reader, self.writer, self.name = reader, writer, name
-        self.waiting = {}
-        self.events = []  # (arrival on time.monotonic(), message): the events of this connection's own items
-        self.task = asyncio.ensure_future(self._read())
-
-    @classmethod
-    async def open(cls, path, name, limit=2 ** 22):
-        reader, writer = await asyncio.open_unix_connection(path, limit=limit)
-        return cls(reader, writer, name)
-
-    async def _read(self):
-        try:
-            while True:
-                line = await self.reader.readline()
-                if not line:
-                    break
-                message = json.loads(line)
-                if "ok" in message and message.get("id") in self.waiting:
-                    self.waiting.pop(message["id"]).set_result(message)
-                elif "event" in message:
-                    self.events.append((time.monotonic(), message))
-        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
-            pass
-        for future in self.waiting.values():
-            if not future.done():
-                future.set_exception(ConnectionError(f"{self.name}: connection closed"))
-        self.waiting.clear()
-
-    def send_lines(self, requests):
-        """Writes requests in one write; returns their reply futures."""
-        futures, data = [], b""
-        for request in requests:
-            JSONConnection.counter += 1
-            request = dict(request, id=JSONConnection.counter)
-            future = asyncio.get_running_loop().create_future()
-            self.waiting[request["id"]] = future
-            futures.append(future)
-            data += json.dumps(request, ensure_ascii=False).encode() + b"\n"
-        self.writer.write(data)
-        return futures
-
-    async def request(self, *requests, timeout=15):
-        futures = self.send_lines(requests)
-        await self.writer.drain()
-        return await asyncio.wait_for(asyncio.gather(*futures), timeout)
-
-    def abort(self):
-        self.writer.transport.abort()
-        self.task.cancel()
-
-    async def close(self):
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except ConnectionError:
-            pass
-        self.task.cancel()
-
-
 def random_post(rng):
     post = {"op": "post", "kind": rng.choice(KINDS)}
     form = rng.random()
@@ -369,7 +265,7 @@ def random_post(rng):
 
 async def json_client(n, args, tally, stop_at, rng, pace):
     name = f"json{n}"
-    conn = await JSONConnection.open(args.socket, name)
+    conn = A11ydClient(args.socket, name)
     was_calm = False
     while time.monotonic() < stop_at:
         if pace.calm:
@@ -383,7 +279,7 @@ async def json_client(n, args, tally, stop_at, rng, pace):
             except (ConnectionError, asyncio.TimeoutError) as error:
                 tally.violations.append(f"{name}: {type(error).__name__} {error} (calm post)")
                 conn.abort()
-                conn = await JSONConnection.open(args.socket, name)
+                conn = A11ydClient(args.socket, name)
             was_calm = True
             continue
         was_calm = False
@@ -428,11 +324,11 @@ async def json_client(n, args, tally, stop_at, rng, pace):
                 tally.ops["bad-line"] += 1
                 bad = rng.choice([b"this is not json\n", b'{"op":"post","text":"caf\xe9"}\n',
                                   b'{"op":"post","text":"x","rate":7}\n', b'{"op":"fly"}\n', b"\xff\xfe\n"])
-                conn.writer.write(bad)
+                conn.send_bytes(bad)
                 await conn.request({"op": "status"})
             elif r < 0.91:
                 tally.ops["huge-line"] += 1
-                conn.writer.write(b'{"op":"post","text":"' + b"a" * (1 << 20) + b'"}\n')
+                conn.send_bytes(b'{"op":"post","text":"' + b"a" * (1 << 20) + b'"}\n')
                 await conn.request({"op": "status"}, timeout=30)
             elif r < 0.94:
                 # Half a line, the rest later.
@@ -440,14 +336,12 @@ async def json_client(n, args, tally, stop_at, rng, pace):
                 post = dict(random_post(rng), id="half-%d" % rng.randrange(1 << 30))
                 data = json.dumps(post, ensure_ascii=False).encode() + b"\n"
                 cut = rng.randrange(1, len(data) - 1)
-                future = asyncio.get_running_loop().create_future()
-                conn.waiting[post["id"]] = future
-                conn.writer.write(data[:cut])
-                await conn.writer.drain()
+                future = conn.expect(post["id"])
+                conn.send_bytes(data[:cut])
                 await asyncio.sleep(rng.uniform(0, 0.3))
-                conn.writer.write(data[cut:])
+                conn.send_bytes(data[cut:])
                 tally.ops["post"] += 1
-                reply = await asyncio.wait_for(future, 15)
+                reply = await asyncio.wait_for(asyncio.wrap_future(future), 15)
                 if reply.get("ok"):
                     tally.accept(reply["utterance"], name)
                 else:
@@ -461,71 +355,33 @@ async def json_client(n, args, tally, stop_at, rng, pace):
                     tally.accept(reply["utterance"], name)
                 what = rng.random()
                 if what < 0.3:
-                    conn.writer.write(b'{"op":"post","text":"jamais fini')
+                    conn.send_bytes(b'{"op":"post","text":"jamais fini')
                 elif what < 0.6:
-                    conn.writer.write(json.dumps({"op": "stop"}).encode() + b"\n")
+                    conn.send_bytes(json.dumps({"op": "stop"}).encode() + b"\n")
                 await asyncio.sleep(0)
                 conn.abort()
-                conn = await JSONConnection.open(args.socket, name)
+                conn = A11ydClient(args.socket, name)
         except (ConnectionError, asyncio.TimeoutError) as error:
             tally.violations.append(f"{name}: {type(error).__name__} {error} (op draw {r:.2f})")
             conn.abort()
-            conn = await JSONConnection.open(args.socket, name)
-    await conn.close()
+            conn = A11ydClient(args.socket, name)
+    conn.abort()
 
 
 # --------------------------------------------------------------------------------------------- SSIP clients
-class SSIPConnection:
-    def __init__(self, reader, writer):
-        self.reader, self.writer = reader, writer
-        self.recent = collections.deque(maxlen=12)  # what was sent and read last, for a violation's report
-
-    @classmethod
-    async def open(cls, path, name):
-        reader, writer = await asyncio.open_unix_connection(path)
-        conn = cls(reader, writer)
-        await conn.command(f"SET SELF CLIENT_NAME root:{name}:main")
-        await conn.command("SET SELF LANGUAGE fr")
-        await conn.command("SET SELF NOTIFICATION ALL on")
-        return conn
-
-    async def reply(self):
-        """The lines of one reply (events 7xx skipped)."""
-        lines = []
-        while True:
-            line = await asyncio.wait_for(self.reader.readline(), 15)
-            if not line:
-                raise ConnectionError("SSIP connection closed")
-            line = line.decode("utf-8", "replace").rstrip("\r\n")
-            self.recent.append("< " + line)
-            if line[:1] == "7":
-                continue
-            lines.append(line)
-            if len(line) >= 4 and line[3] == " ":
-                return lines
-
-    def send(self, data):
-        self.recent.append("> " + data.decode("utf-8", "replace").rstrip("\r\n"))
-        self.writer.write(data)
-
-    async def command(self, line):
-        self.send(line.encode() + b"\r\n")
-        return await self.reply()
-
-
 async def ssip_client(n, args, tally, stop_at, rng, pace):
     name = f"ssip{n}"
-    conn = await SSIPConnection.open(args.ssip_socket, name)
+    conn = await SSIPClient.open(args.ssip_socket, name)
     while time.monotonic() < stop_at:
         if pace.calm:
             # Orca's ordinary pace is the JSON clients' calm; here, just let go of a pause of ours.
             await asyncio.sleep(rng.uniform(2, 5))
             try:
-                await conn.command("RESUME self")
+                await conn.acommand("RESUME self")
             except (ConnectionError, asyncio.TimeoutError) as error:
                 tally.violations.append(f"{name}: {type(error).__name__} {error} (calm resume)")
-                conn.writer.transport.abort()
-                conn = await SSIPConnection.open(args.ssip_socket, name)
+                conn.abort()
+                conn = await SSIPClient.open(args.ssip_socket, name)
             continue
         await asyncio.sleep(rng.expovariate(1 / args.think))
         r = rng.random()
@@ -533,15 +389,14 @@ async def ssip_client(n, args, tally, stop_at, rng, pace):
             if r < 0.55:
                 tally.ops["ssip-speak"] += 1
                 if rng.random() < 0.3:
-                    await conn.command("SET SELF PRIORITY " + rng.choice(
+                    await conn.acommand("SET SELF PRIORITY " + rng.choice(
                         ["important", "message", "text", "notification", "progress"]))
-                reply = await conn.command("SPEAK")
+                reply = await conn.acommand("SPEAK")
                 if not reply[-1].startswith("230"):
                     tally.violations.append(f"{name}: SPEAK answered {reply}")
                     continue
                 text = rng.choice(SHORT + [LONG])
-                conn.send(text.encode() + b"\r\n.\r\n")
-                lines = await conn.reply()
+                lines = await conn.aask(text.encode() + b"\r\n.\r\n")
                 if lines[-1].startswith("225"):
                     tally.accept(int(lines[0][4:]), name)
                     if rng.random() < 0.3:
@@ -550,63 +405,71 @@ async def ssip_client(n, args, tally, stop_at, rng, pace):
                     tally.violations.append(f"{name}: SPEAK data answered {lines}")
             elif r < 0.65:
                 tally.ops["ssip-cancel"] += 1
-                await conn.command(rng.choice(["CANCEL self", "STOP self", "CANCEL self", "STOP self", "CANCEL all"]))
+                await conn.acommand(rng.choice(["CANCEL self", "STOP self", "CANCEL self", "STOP self", "CANCEL all"]))
             elif r < 0.75:
                 tally.ops["ssip-pause"] += 1
-                await conn.command(rng.choice(["PAUSE self", "PAUSE all"]))
+                await conn.acommand(rng.choice(["PAUSE self", "PAUSE all"]))
             elif r < 0.88:
                 tally.ops["ssip-resume"] += 1
-                await conn.command(rng.choice(["RESUME self", "RESUME all"]))
+                await conn.acommand(rng.choice(["RESUME self", "RESUME all"]))
             elif r < 0.92:
                 tally.ops["ssip-garbage"] += 1
-                await conn.command(rng.choice(["FLY AWAY", "SET SELF RATE 9000", "SET SELF PRIORITY urgent", "BLOCK END"]))
+                await conn.acommand(rng.choice(["FLY AWAY", "SET SELF RATE 9000", "SET SELF PRIORITY urgent", "BLOCK END"]))
             else:
                 # Leave: QUIT, or vanish (sometimes in the middle of a SPEAK, whose message is then dropped).
                 tally.ops["ssip-disconnect"] += 1
                 if rng.random() < 0.5:
-                    await conn.command("QUIT")
+                    await conn.acommand("QUIT")
                 else:
                     if rng.random() < 0.5:
-                        await conn.command("SPEAK")
+                        await conn.acommand("SPEAK")
                         conn.send("jamais terminé\r\n".encode())
-                    conn.writer.transport.abort()
-                conn = await SSIPConnection.open(args.ssip_socket, name)
+                    conn.abort()
+                conn = await SSIPClient.open(args.ssip_socket, name)
         except (ConnectionError, asyncio.TimeoutError) as error:
             tally.violations.append(f"{name}: {type(error).__name__} {error} (op draw {r:.2f}); "
                                     f"last lines: {list(conn.recent)}")
-            conn.writer.transport.abort()
-            conn = await SSIPConnection.open(args.ssip_socket, name)
-    conn.writer.close()
+            conn.abort()
+            conn = await SSIPClient.open(args.ssip_socket, name)
+    conn.abort()
 
 
 # --------------------------------------------------------------------------------------------- readers
 async def auditor(args, tally, ready):
-    """Subscribed to everything, reads as fast as it can: the tally of finished per utterance."""
-    conn = await JSONConnection.open(args.socket, "auditor")
-    reader = conn.reader
-    conn.task.cancel()  # this one reads for itself
-    conn.writer.write(b'{"op":"subscribe","all":true,"id":"audit"}\n')
+    """Subscribed to everything, reads as fast as it can (on its client's thread): the tally of finished per
+    utterance, kept in the event loop's thread."""
+    loop = asyncio.get_running_loop()
+
+    def deliver(_, message):
+        try:
+            loop.call_soon_threadsafe(audit, tally, message)
+        except RuntimeError:
+            pass  # the loop is closed: the run is over
+
+    conn = A11ydClient(args.socket, "auditor", on_event=deliver)
+    conn.send_bytes(b'{"op":"subscribe","all":true,"id":"audit"}\n')
     ready.set()
-    while True:
-        line = await reader.readline()
-        if not line:
-            tally.violations.append("the auditor was disconnected: the tally is incomplete")
-            return
-        if b'"event"' not in line:
-            continue
-        message = json.loads(line)
-        u = message.get("utterance")
-        if tally.finished[u]:
-            tally.after_finished.append((u, message["event"]))
-        if message["event"] == "finished":
-            tally.finished[u] += 1
-            tally.reasons[message.get("reason")] += 1
-            if u == tally.final:
-                tally.final_reason = message.get("reason")
-            if u in tally.probes:
-                tally.probes[u] = message.get("reason")
-            if u in tally.calm:
-                tally.calm_reasons[message.get("reason")] += 1
+    try:
+        await asyncio.shield(asyncio.wrap_future(conn.ended))
+    except asyncio.CancelledError:
+        conn.abort()
+        raise
+    tally.violations.append("the auditor was disconnected: the tally is incomplete")
+
+
+def audit(tally, message):
+    u = message.get("utterance")
+    if tally.finished[u]:
+        tally.after_finished.append((u, message["event"]))
+    if message["event"] == "finished":
+        tally.finished[u] += 1
+        tally.reasons[message.get("reason")] += 1
+        if u == tally.final:
+            tally.final_reason = message.get("reason")
+        if u in tally.probes:
+            tally.probes[u] = message.get("reason")
+        if u in tally.calm:
+            tally.calm_reasons[message.get("reason")] += 1
 
 
 async def slow_reader(args, tally, stop_at, rng, never):
@@ -737,13 +600,13 @@ class Soak:
                 raise RuntimeError("a11yd died")
             if time.monotonic() - last > 30:
                 last = time.monotonic()
-                self.memory_series.append(smaps(self.daemon.pid))
+                self.memory_series.append(memory(self.daemon.pid))
                 log(f"{int(stop_at - time.monotonic())} s to go: {sum(self.tally.ops.values())} operations, "
                     f"{len(self.tally.accepted)} posts accepted, {sum(self.tally.finished.values())} finished")
 
     async def quiesce(self, timeout=60):
         """Resume and stop, then wait until every accepted post has finished; idle for a moment."""
-        conn = await JSONConnection.open(self.args.socket, "quiesce")
+        conn = A11ydClient(self.args.socket, "quiesce")
         await conn.request({"op": "resume"}, {"op": "stop"})
         deadline = time.monotonic() + timeout
         while True:
@@ -758,7 +621,7 @@ class Soak:
                 break
             await conn.request({"op": "resume"}, {"op": "stop"})
             await asyncio.sleep(0.2)
-        await conn.close()
+        conn.abort()
         await asyncio.sleep(2)
 
     async def heard_whole(self):
@@ -767,9 +630,8 @@ class Soak:
         the second must be told `spoken` and voice as long as the first (within 5 %), silent while paused."""
         rng = random.Random(self.rng.random())
         text, boundary = rng.choice(PROBES), rng.choice(["word", "immediate"])
-        env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
-                   **self.sound.client_env)
-        conn = await JSONConnection.open(self.args.socket, "probe")
+        env = dict(XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"), **self.sound.client_env)
+        conn = A11ydClient(self.args.socket, "probe")
         # A sound server restarted as the load stopped may still be coming up, and a11yd reconnects to it
         # within a second or two: a short item told `spoken` first means the path to the sink is back.
         await asyncio.sleep(2)
@@ -784,7 +646,7 @@ class Soak:
                 await asyncio.sleep(0.05)
         heard = []
         for paused in (False, True):
-            recorder = Recorder(env, os.path.join(self.work, "logs", "parec.log"))
+            recorder = Recorder(RECORDER_MS, env=env, log_path=os.path.join(self.work, "logs", "parec.log"))
             await asyncio.sleep(0.5)
             started = time.monotonic()
             reply = (await conn.request({"op": "post", "text": text, "lang": "fr"}))[0]
@@ -834,15 +696,14 @@ class Soak:
             log(f"heard-whole probe: {result}")
             if result["reason"] != "spoken" or abs(heard[1] - heard[0]) > 0.05 * heard[0] or quiet >= SILENCE:
                 self.tally.violations.append(f"a probe was not heard whole: {result}")
-        await conn.close()
+        conn.abort()
 
     async def final_post(self):
         """A post after everything: spoken, and heard on the monitor."""
-        env = dict(os.environ, XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"),
-                   **self.sound.client_env)
-        recorder = Recorder(env, os.path.join(self.work, "logs", "parec.log"))
+        env = dict(XDG_RUNTIME_DIR=self.sound.run, HOME=os.path.join(self.work, "snd-home"), **self.sound.client_env)
+        recorder = Recorder(RECORDER_MS, env=env, log_path=os.path.join(self.work, "logs", "parec.log"))
         await asyncio.sleep(0.5)
-        conn = await JSONConnection.open(self.args.socket, "final")
+        conn = A11ydClient(self.args.socket, "final")
         reply = (await conn.request({"op": "post", "text": "le test d'endurance est terminé", "lang": "fr"}))[0]
         reason = None
         if reply.get("ok"):
@@ -855,7 +716,7 @@ class Soak:
             reason = self.tally.final_reason
         await asyncio.sleep(0.3)
         samples = recorder.stop()
-        await conn.close()
+        conn.abort()
         return reply, reason, rms(samples), len(samples) / 48000
 
     async def main(self):
@@ -875,7 +736,7 @@ class Soak:
         warmup = min(90.0, args.seconds * 0.15)
         await self.load(warmup)
         await self.quiesce()
-        self.memory["warm-up"] = smaps(self.daemon.pid)
+        self.memory["warm-up"] = memory(self.daemon.pid)
         log(f"after warm-up: {self.memory['warm-up']}")
 
         rest = args.seconds - (time.monotonic() - started)
@@ -903,7 +764,7 @@ class Soak:
             if not (reply.get("ok") and reason == "spoken" and heard > 0.02):
                 self.tally.violations.append(f"the final post was not heard: {self.final}")
             await self.quiesce()
-            self.memory["end"] = smaps(self.daemon.pid)
+            self.memory["end"] = memory(self.daemon.pid)
             log(f"at the end: {self.memory['end']}")
             self.alive()
         else:

@@ -29,7 +29,7 @@ from instruments import (LOUD, QUIET, RATE, RECORDER_MS, A11ydClient, Recorder, 
                          cpu_delta, log, memory, ms, never_said_rate, now, post_request, request_line, stats)
 
 SILENCE = 0          # |sample| at or below this is silence where a cut ends: digital silence, where a ramp ends
-CLICK = 1460         # a last millisecond before a cut's silence peaking at or above this clicks (-27 dBFS, issue 29)
+CLICK = 1460         # a last millisecond before a cut's silence peaking at or above this clicks (-27 dBFS)
 INTERRUPT_LOUD = 5000  # above the quiet background item (peaks ~2600), reached early by a full-volume item
 LONG_TEXT = ("voici une longue phrase sans point qui continue de parler, avec des virgules, "
              "des mots et encore des mots, pour que la parole dure plusieurs secondes, "
@@ -389,7 +389,7 @@ class Bench:
 
     def last_ms_peak(self, end):
         """Peak |sample| of the millisecond before the silence that starts at sample `end`: a cut from
-        speech level clicks (issue 29: median 4,738 before the ramp), a ramp's last millisecond does not."""
+        speech level clicks, a ramp's last millisecond does not."""
         return int(np.abs(self.rec.samples(max(0, end - RATE // 1000), end)).max(initial=0))
 
     def silence_after(self, start_bg, action):
@@ -426,7 +426,8 @@ class Bench:
 
         def pause_then_connect():
             """Pauses, then opens the connection that will resume: connected before the clock starts, as
-            a client that lives connected, but new to the daemon (issue 21's independent meter)."""
+            a client that lives connected, but new to the daemon: a second meter of the resume, independent of
+            the connection that paused."""
             a11y_ctl.send({"op": "pause"})
             fresh.append(A11ydClient(self.a.a11yd_socket))
 
@@ -499,7 +500,7 @@ class Bench:
         a11y_done = finished_count(a11y)
         a11y_seconds = now() - t0
         # The same posts queued at once and ended by one stop: the client, reading all along, is owed
-        # `total` `finished` events in one burst (issue 29: a cut-off at 4,096 unread lost most).
+        # `total` `finished` events in one burst, every one of them.
         t0 = now()
         burst = A11ydClient(self.a.a11yd_socket)
         burst.send_bytes(posts(0, total))
@@ -547,7 +548,8 @@ class Bench:
     # -- loudness ----------------------------------------------------------------------------
     def loudness(self):
         """The same sentence through spd-say -w to each daemon at each SSIP volume: RMS over the
-        voiced part and peak, in 16-bit units (issue 21: a11yd within 1.5 dB, never at full scale)."""
+        voiced part and peak, in 16-bit units (target: a11yd within 1.5 dB of speech-dispatcher, never at
+        full scale)."""
         sentence = "Le train de la SNCF arrive en gare de Lyon à dix-huit heures trente."
         out = {}
         for volume in (None, "0", "-50"):
@@ -583,7 +585,7 @@ class Bench:
             self.results["notes"].append(f"Orca's key echo not measured: {e}")
             log("orca echo:", e)
 
-    # -- the natural voice (issue 27) -----------------------------------------------------------
+    # -- the natural voice -----------------------------------------------------------------------
     PIPER_VOICE = "piper:en_US-joe-medium"
     PIPER_TEXTS = {
         "2 words": "Hello there.",
@@ -634,7 +636,7 @@ class Bench:
                 out["first_sound"][f"{voice}, {label}"] = {"values": values, **stats(values)}
                 log(f"piper part: {voice}, {label}:", ms(stats(values).get("median")))
             # Stop → silence while each voice speaks the long text (the cut is the output's, whatever
-            # the engine: issue 27 asks it as fast as with eSpeak).
+            # the engine: the target is as fast as with eSpeak).
             stopper = A11ydClient(self.a.a11yd_socket)
             stops, last_ms = [], []
             for _ in range(max(self.a.control_runs, 3)):
@@ -861,7 +863,7 @@ class Bench:
 
 # ---------------------------------------------------------------------------------------------
 def piper_markdown(piper):
-    """The natural voice's rows (issue 27): first sound beside eSpeak's English, the worker's memory."""
+    """The natural voice's rows: first sound beside eSpeak's English, the worker's memory."""
     if not piper:
         return []
     L = ["#### The natural voice (Piper, `piper:en_US-joe-medium`) beside eSpeak-NG's English",
@@ -934,8 +936,8 @@ def tool_versions():
             "kernel": os.uname().release}
 
 
-def targets_issue_11(r):
-    """a11ysay and resume against issue 11's targets, with ratios to speech-dispatcher's equivalents."""
+def cli_and_resume_targets(r):
+    """a11ysay and resume against their targets, with ratios to speech-dispatcher's equivalents."""
     def median(table, name):
         return r.get(table, {}).get(name, {}).get("median")
 
@@ -955,11 +957,11 @@ def targets_issue_11(r):
     spd_say = median("first_sound", "speech-dispatcher: spd-say")
     spd_stop = median("stop", "speech-dispatcher: spd-say -S")
     spd_version = r.get("cli_startup", {}).get("spd-say -v", {}).get("median")
-    L = ["#### a11ysay and resume against issue 11's targets (medians of this run, ms)", "",
+    L = ["#### a11ysay and resume against their targets (medians of this run, ms)", "",
          "| measure | a11yd | speech-dispatcher | ratio | target | met |", "|---|---:|---:|---:|---|---|"]
     L.append(row('`a11ysay "bonjour"` → first sound (vs `spd-say`)', median("first_sound", "a11yd: a11ysay"), spd_say,
                  "≤ ¼ of spd-say's", spd_say / 4 if spd_say else None))
-    L.append(row('`a11ysay "bonjour"` → first sound (vs `spd-say`), issue 21', median("first_sound", "a11yd: a11ysay"),
+    L.append(row('`a11ysay "bonjour"` → first sound (vs `spd-say`), the stricter target', median("first_sound", "a11yd: a11ysay"),
                  spd_say, "≤ 0.2× spd-say's", spd_say / 5 if spd_say else None))
     L.append(row("`a11ysay --stop` → silence (vs `spd-say -S`)", median("stop", "a11yd: a11ysay --stop"), spd_stop,
                  "≤ 5 ms", 0.005))
@@ -1113,7 +1115,7 @@ def markdown(r, args):
     L.append("")
     L.extend(language_detection_markdown(r.get("language_detection")))
     L.extend(worker_cost.markdown(r.get("worker_cost"), args.idle_seconds))
-    L.extend(targets_issue_11(r))
+    L.extend(cli_and_resume_targets(r))
     L.append(f"Load average before / after the run: {r.get('load_before')} / {r.get('load_after')} "
              "(the two cores are shared with other work).")
     L.append("")

@@ -111,10 +111,9 @@ class Recorder:
         timer fires or when a stream's new data makes it rewind, up to one block ahead of the samples'
         nominal play times, and the monitor hands the block on at once: every sample of a block exists
         from the block's render time. That is the lower envelope of the read times taken at the end of
-        k's block. The envelope taken at k itself (`"envelope"`, this bench's clock before issue 21)
-        assumes samples are mixed one by one in real time, so it dates a sample up to a block before it
-        was mixed: a whole block for the first sample of a block, as after a resume (the negative
-        latencies of earlier runs). `"arrival"`: the time the read holding k arrived here, never early,
+        k's block. The envelope taken at k itself (`"envelope"`, kept for comparison) assumes samples are
+        mixed one by one in real time, so it dates a sample up to a block before it was mixed: a whole
+        block for the first sample of a block, as after a resume (it can read a latency below zero). `"arrival"`: the time the read holding k arrived here, never early,
         late by the transport and any load."""
         with self.lock:
             i = bisect.bisect_left(self.ends, k + 1)

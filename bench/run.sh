@@ -14,7 +14,7 @@
 # BENCH_UTTERANCES (utterances spoken before the second memory reading, default 50),
 # BENCH_IDLE_SECONDS (default 10), BENCH_ORCA_BLOCKS (blocks of 24 keys Orca types per server, default 2),
 # BENCH_ONLY (one part alone: orca_echo, stop_pipewire, language_detection), BENCH_RECORDER_MS (the monitor recorder's latency, which sets
-# the null sink's mix block: default 1; 5 as in runs before 2026-11-25 18:00). Writes
+# the null sink's mix block: default 1). Writes
 # bench/out/bench-<date>.md and .json (and the daemons' logs in bench/out/bench-<date>-logs/) and prints
 # the table.
 set -euo pipefail

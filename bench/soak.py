@@ -311,7 +311,7 @@ async def json_client(n, args, tally, stop_at, rng, pace):
                 await asyncio.sleep(rng.uniform(0.5, 3))
                 await conn.request({"op": "status"})
             elif r < 0.87:
-                # A pause/resume storm, 0-10 ms apart (the trap of issue 10).
+                # A pause/resume storm, 0-10 ms apart: a11yd must neither crash nor leave an item silent for good.
                 tally.ops["storm"] += 1
                 for _ in range(rng.randint(5, 20)):
                     conn.send_lines([{"op": "pause", "at": "immediate"}])

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What the engine worker costs (issue 19): the same a11yd binary with synthesis in its sandboxed
+"""What the engine worker costs: the same a11yd binary with synthesis in its sandboxed
 worker process (the default) and in process (A11YD_ENGINE_IN_PROCESS=1), each started on a private
 socket of its own, one after the other, measured alike:
 

@@ -16,7 +16,7 @@ public enum SocketListener: Sendable, Equatable {
     /// Bind a new socket at this path, owner-only (removed again at exit).
     case path(String)
     /// A listening socket handed over by systemd (never unlinked by us).
-    case inherited(descriptor: CInt, path: String?)
+    case inherited(descriptor: SystemPackage.FileDescriptor, path: String?)
 }
 
 /// What every Unix-socket front end does the same way, written once: bind its socket owner-only (or
@@ -105,8 +105,8 @@ public struct SocketFrontEnd<Handler: ConnectionHandler>: Sendable {
             ownedPath = path
             logger.info("\(logPrefix)listening", metadata: ["socket": "\(path)"])
         case .inherited(let descriptor, let path):
-            server = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
-            logger.info("\(logPrefix)listening on the socket systemd passed", metadata: ["fd": "\(descriptor)", "socket": "\(path ?? "?")"])
+            server = try await bootstrap.bind(descriptor.rawValue, childChannelInitializer: initializer)
+            logger.info("\(logPrefix)listening on the socket systemd passed", metadata: ["fd": "\(descriptor.rawValue)", "socket": "\(path ?? "?")"])
         }
         defer {
             if let ownedPath { unlink(ownedPath) }

@@ -2,6 +2,7 @@
 import A11yFrontEnd
 import A11ySystem
 import Glibc
+import SystemPackage
 
 /// systemd socket activation (sd_listen_fds(3)) without libsystemd.
 ///
@@ -10,14 +11,14 @@ import Glibc
 /// is the JSON Lines socket (a11yd.socket).
 enum SocketActivation {
     /// The first inherited descriptor, always 3.
-    static let firstDescriptor: CInt = 3
+    static let firstDescriptor = FileDescriptor(rawValue: 3)
     /// The `FileDescriptorName=` of the SSIP socket unit.
     static let ssipName = "ssip"
 
     /// What systemd passed to this very process, by protocol.
     struct Inherited {
-        var jsonLines: (descriptor: CInt, path: String?)?
-        var ssip: (descriptor: CInt, path: String?)?
+        var jsonLines: (descriptor: FileDescriptor, path: String?)?
+        var ssip: (descriptor: FileDescriptor, path: String?)?
     }
 
     /// The sockets systemd passed to this process, if any (nil: not socket-activated).
@@ -31,10 +32,10 @@ enum SocketActivation {
         let names = environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
         var inherited = Inherited()
         for index in 0..<fds {
-            let descriptor = firstDescriptor + CInt(clamping: index)
+            let descriptor = FileDescriptor(rawValue: firstDescriptor.rawValue + CInt(clamping: index))
             try checkListeningStreamSocket(descriptor)
             // sd_listen_fds(3) does the same: the socket is ours, not for anything we might run.
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(descriptor.rawValue, F_SETFD, FD_CLOEXEC)
             let socket = (descriptor: descriptor, path: boundPath(descriptor))
             let name = index < names.count ? names[index] : ""
             if name == ssipName {
@@ -60,11 +61,11 @@ enum SocketActivation {
     }
 
     /// The path the inherited socket is bound to (for the log), if it has one.
-    static func boundPath(_ descriptor: CInt) -> String? {
+    static func boundPath(_ descriptor: FileDescriptor) -> String? {
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
         let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor.rawValue, $0, &length) }
         }
         guard result == 0 else { return nil }
         let path = withUnsafeBytes(of: address.sun_path) { raw in
@@ -75,18 +76,18 @@ enum SocketActivation {
 
     /// Refuses fd 3 unless it is a listening AF_UNIX stream socket (a misconfigured unit, say
     /// `ListenDatagram=` or `Accept=yes`, would otherwise fail in confusing ways later).
-    static func checkListeningStreamSocket(_ descriptor: CInt) throws {
+    static func checkListeningStreamSocket(_ descriptor: FileDescriptor) throws {
         func option(_ name: CInt) -> CInt? {
             var value: CInt = 0
             var length = socklen_t(MemoryLayout<CInt>.size)
-            return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+            return getsockopt(descriptor.rawValue, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
         }
         guard let domain = option(SO_DOMAIN), let type = option(SO_TYPE), let listening = option(SO_ACCEPTCONN) else {
-            throw DaemonError.badSocketActivation("LISTEN_FDS is set but fd \(descriptor) is not a socket")
+            throw DaemonError.badSocketActivation("LISTEN_FDS is set but fd \(descriptor.rawValue) is not a socket")
         }
         guard domain == AF_UNIX, type == CInt(SOCK_STREAM.rawValue), listening != 0 else {
             throw DaemonError.badSocketActivation(
-                "fd \(descriptor) must be a listening AF_UNIX stream socket (ListenStream=, Accept=no); got domain \(domain) type \(type) listening \(listening != 0)")
+                "fd \(descriptor.rawValue) must be a listening AF_UNIX stream socket (ListenStream=, Accept=no); got domain \(domain) type \(type) listening \(listening != 0)")
         }
     }
 

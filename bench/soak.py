@@ -648,7 +648,6 @@ class Soak:
         for paused in (False, True):
             recorder = Recorder(RECORDER_MS, env=env, log_path=os.path.join(self.work, "logs", "parec.log"))
             await asyncio.sleep(0.5)
-            started = time.monotonic()
             reply = (await conn.request({"op": "post", "text": text, "lang": "fr"}))[0]
             if not reply.get("ok"):
                 recorder.stop()
@@ -666,11 +665,13 @@ class Soak:
                 while time.monotonic() < deadline and not any(
                         m.get("utterance") == u and m["event"] in ("paused", "finished") for _, m in conn.events):
                     await asyncio.sleep(0.01)
-                paused_at = next((t for t, m in conn.events if m.get("utterance") == u
-                                  and m["event"] in ("paused", "finished")), time.monotonic())
+                # The pause on the recording's own count (parec starts a while after it is spawned, later
+                # under load), with 0.1 s off both ends: what was mixed before the pause and is still on
+                # its way, and the resume's sound.
+                margin = int(0.1 * 48000)
+                paused_from = recorder.count() + margin
                 await asyncio.sleep(0.6)
-                # parec starts a little after it is spawned: keep 0.1 s off both ends of the pause.
-                window = (paused_at - started + 0.1, time.monotonic() - started - 0.1)
+                window = (paused_from, recorder.count() - margin)
                 await conn.request({"op": "resume"})
             deadline = time.monotonic() + 30
             while self.tally.probes[u] is None and time.monotonic() < deadline:
@@ -688,8 +689,7 @@ class Soak:
                     self.tally.violations.append(f"a probe was told spoken and not heard: {text[:30]}, "
                                                  f"{len(samples)} samples, peak {max(map(abs, samples)):.4f}")
                 continue
-            # The recorder started 0.5 s before the post; a word pause may take effect up to a word later.
-            quiet = rms(samples[int((window[0] + 0.5) * 48000):int((window[1] + 0.5) * 48000)]) if window else 0
+            quiet = rms(samples[window[0]:window[1]]) if window else 0
             result = {"text": text[:30], "pause": boundary, "reason": self.tally.probes[u],
                       "voiced": round(heard[1], 2), "unpaused": round(heard[0], 2), "rms while paused": round(quiet, 4)}
             self.probe_results.append(result)

@@ -72,7 +72,7 @@ import Testing
         #expect(state.handle(.resume, now: Self.t0) == [], "nothing after the outcome")
     }
 
-    /// The bug of issue 17: a report made while the track stood at a word's hold (played up to the
+    /// A report made while the track stood at a word's hold (played up to the
     /// hold; an output may call that finished) arrived before anything newer after the resume,
     /// and the item was ended as spoken with the rest of the sentence never played.
     @Test func aReportMadeAtTheHoldNeverCompletesTheItemAfterTheResume() {
@@ -327,7 +327,7 @@ import Testing
 /// What an output does with a track, reduced to frames: appended, played (never past a hold or
 /// the end, nothing while corked), and the reports it made, which reach the player late.
 struct ModelOutput {
-    /// Says `isFinished` while standing at a hold, as a11yd's output did before issue 17.
+    /// Says `isFinished` while standing at a hold, as a11yd's output once did.
     let finishedAtHold: Bool
     var appended = 0
     var played = 0

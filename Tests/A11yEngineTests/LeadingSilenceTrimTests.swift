@@ -8,7 +8,7 @@ import Testing
 extension EngineTests {
     /// eSpeak starts every utterance with about 12 ms of silence (about 49 ms before a plosive,
     /// whose closure is silent too), which the engine cuts (`SynthesisContext`); the cut must
-    /// never reach the first phoneme (issue 11). Each word is rendered once by the real
+    /// never reach the first phoneme. Each word is rendered once by the real
     /// libespeak-ng and seen both ways: the library's own samples, untrimmed, and what the
     /// engine's synth callback makes of the very same buffers (renders of the same text differ
     /// slightly from one call to the next, so two renders could only be compared loosely).

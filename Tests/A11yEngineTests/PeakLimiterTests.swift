@@ -4,7 +4,7 @@ import A11yCore
 import Foundation
 import Testing
 
-/// The engine's loudness above eSpeak's clean volume (issue 21): gain through a limiter, never a clip.
+/// The engine's loudness above eSpeak's clean volume: gain through a limiter, never a clip.
 @Suite struct PeakLimiterTests {
     @Test func quietSamplesAtUnityGainAreUntouched() {
         var limiter = PeakLimiter(sampleRate: 22_050)

@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 
 /// Whether posts reach the queue in one step is said by the client (`batch`), never decided by
-/// how the kernel split its bytes into reads (issue 10).
+/// how the kernel split its bytes into reads.
 @Suite struct BatchingTests {
     /// Records the size of each step in which items reach the queue; speaks nothing.
     final class StepRecorder: SpeechControl {

@@ -13,7 +13,7 @@ import Testing
 import Glibc
 #endif
 
-/// Nothing a client does may grow the daemon's memory without bound or hold others up (issue 10).
+/// Nothing a client does may grow the daemon's memory without bound or hold others up.
 @Suite(.serialized) struct BoundedMemoryTests {
     func word(_ n: UInt64) -> ServerMessage { .event(.word(UtteranceID(rawValue: n), start: 0, length: 1)) }
     func finished(_ n: UInt64) -> ServerMessage {
@@ -29,8 +29,8 @@ import Glibc
         #expect(outbox.push(finished(2)) == .queued)
         #expect(outbox.push(finished(3), owed: false) == .queued, "a copy waits while fewer than 4 do")
         #expect(outbox.push(finished(4), owed: false) == .shed, "a copy is dropped past the second limit")
-        // What the client is owed is never dropped, however many wait (issue 29: 10,000 `finished`
-        // at once after a `stop` cut off a client that read as fast as it could).
+        // What the client is owed is never dropped, however many wait (thousands of `finished`
+        // at once after a `stop` once cut off a client that read as fast as it could).
         for n in UInt64(5)...10_000 { #expect(outbox.push(finished(n)) == .queued) }
         #expect(outbox.waiting == 10_000)
         #expect(outbox.push(word(3)) == .shed)
@@ -120,8 +120,8 @@ import Glibc
     }
 
     /// One connection queues `count` announcements, reading as it goes, then stops them all: the
-    /// daemon owes it `count` `finished` events at once, and it gets each, once (issue 29: 29 and
-    /// 3,622 of 10,000 arrived when a burst of more than 4,096 cut the client off).
+    /// daemon owes it `count` `finished` events at once, and it gets each, once (a burst larger than
+    /// the outbox's first limit once cut the client off, and most never arrived).
     @Test(arguments: [10_000, 50_000]) func aClientThatReadsGetsEveryFinishedOfAFloodStoppedAtOnce(count: Int) async throws {
         // All of them wait (the default 16 MiB holds about 41,000 of these): what is tested is the
         // stop's burst, not the bound's drops, whose scan per post is slow in a debug build.

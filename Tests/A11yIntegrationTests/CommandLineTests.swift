@@ -57,7 +57,7 @@ import Testing
         await daemon.shutDown()
     }
 
-    /// issue 12's example: after `--lexicon-add "pomme=ʃa" --lang fr`, "pomme" in French is said
+    /// After `--lexicon-add "pomme=ʃa" --lang fr`, "pomme" in French is said
     /// "chat" by every client, until `--lexicon-remove`.
     @Test func theLexiconFromTheCommandLine() async throws {
         let daemon = try await DaemonHarness()
@@ -137,7 +137,7 @@ import Testing
 
 /// a11ysay's start-up is what a user waits for first: it is one static executable, so nothing is
 /// loaded or relocated before it runs (no Foundation, no Swift shared library, no dynamic loader at
-/// all; issue 11; the time itself is measured by `make bench`, not asserted).
+/// all; the time itself is measured by `make bench`, not asserted).
 @Suite struct CommandLineStartupTests {
     @Test func a11ysayIsOneStaticExecutable() throws {
         let elf = try Data(contentsOf: URL(fileURLWithPath: CommandLineTests.a11ysay))
@@ -162,7 +162,7 @@ import Testing
 }
 
 /// Only the daemon's own user (and root, and the configured uids) is served, whatever the mode of
-/// the socket (issue 10): the peer is checked with SO_PEERCRED.
+/// the socket: the peer is checked with SO_PEERCRED.
 @Suite(.serialized) struct PeerCredentialTests {
     /// Runs a copy of a11ysay as `nobody` (uid 65534) from a folder anyone can read.
     func statusAsNobody(socket: String, folder: String) async throws -> (status: Int32, stdout: String, stderr: String) {

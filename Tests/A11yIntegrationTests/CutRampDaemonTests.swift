@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// Issue 29 through the daemon, with real speech: every way a11yd cuts an item that speaks ramps
+/// Cuts ramped through the daemon, with real speech: every way a11yd cuts an item that speaks ramps
 /// the sound down (`stop`, an immediate `pause`, an interrupting item, a `screenChanged` item, a
 /// client that leaves while its item speaks) and a `resume` ramps it up. On PipeWire's pulse
 /// server, whose monitor shows what follows a resume from its first sample (PulseAudio's drops

@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// Ducking in the real a11yd process (issue 21), with `[audio] duck = "speaking"`, next to another
+/// Ducking in the real a11yd process, with `[audio] duck = "speaking"`, next to another
 /// program's stream (`paplay` of a loud tone) on a private PulseAudio: lowered while a11yd speaks;
 /// given back when a11yd is stopped mid-speech; left lowered by a SIGKILL and given back by the
 /// next a11yd to start.
@@ -33,7 +33,7 @@ import Glibc
             socket = runtime + "/a11yd/socket"
             // As on a desktop, the configuration's folder holds neither the runtime folder nor the
             // state file: a11yd's Landlock grants writes to its configuration folder, so a config
-            // above the runtime folder made the state file writable by accident (issue 29: under a
+            // above the runtime folder made the state file writable by accident (under a
             // real user manager every write of it failed, EACCES, and a kill left streams lowered).
             let configFolder = pulse.directory.path + "/config/a11yd"
             try FileManager.default.createDirectory(atPath: configFolder, withIntermediateDirectories: true, attributes: nil)

@@ -39,7 +39,7 @@ import Testing
         var post: Post { .say(text, kind: kind, voice: voice) }
     }
 
-    /// About 4 s of English in the natural voice: its pauses and stops must hold as eSpeak's do (issue 27).
+    /// About 4 s of English in the natural voice: its pauses and stops must hold as eSpeak's do.
     static let englishSentence = "my friend Emily read the long novel in one year, along the lake, but he did not, he was ill"
 
     /// The scenarios of a pause at `boundary` again, in the Piper voice.
@@ -313,7 +313,7 @@ import Testing
     }
 }
 
-/// The same in the natural voice, through the real Piper worker (issue 27): at a word boundary.
+/// The same in the natural voice, through the real Piper worker: at a word boundary.
 @Suite(.serialized) struct PiperHeardWholeAtAWordTests {
     @Test func pausedAtAWordAndResumedInThePiperVoiceIsHeardWhole() async throws {
         try await HeardWholeTests().everyScenario(HeardWholeTests.piperScenarios(pausedAt: .word, .moments), on: DaemonHarness(piper: true))

@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// The user's lexicon through the daemon (issue 12): managed with `lexicon` requests, applied to
+/// The user's lexicon through the daemon: managed with `lexicon` requests, applied to
 /// every client's speech, kept in the user's lexicon.pls.
 @Suite(.serialized) struct LexiconDaemonTests {
     func ipa(of post: Post, _ client: TestClient, tag: String) async throws -> String {

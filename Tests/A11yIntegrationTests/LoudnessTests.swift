@@ -4,7 +4,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// A user who switches from speech-dispatcher must not hear a quieter voice (issue 21): the same
+/// A user who switches from speech-dispatcher must not hear a quieter voice: the same
 /// sentence through `spd-say -w` to a private speech-dispatcher 0.11 (espeak-ng module) and to
 /// a11yd, one after the other on the same null sink, at the same SSIP volume, is as loud within
 /// 1.5 dB RMS, and a11yd never reaches full scale (speech-dispatcher clips at its default volume).

@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// Issue 10: a client posting a long text, then pausing and resuming it 40 times in a row, 0–10 ms
+/// A client posting a long text, then pausing and resuming it 40 times in a row, 0–10 ms
 /// apart, again and again. Under load this killed a11yd within seconds (libpulse's interpolated
 /// stream time, after quick cork/uncork cycles, can exceed `Int64.max`, which trapped in
 /// `Int64(_:)`). The daemon runs in this process, so a trap fails the whole run.

@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-/// The natural voice (issue 27): the real Piper engine and packaged voice, in its sandboxed worker
+/// The natural voice: the real Piper engine and packaged voice, in its sandboxed worker
 /// beside eSpeak, heard at the null sink's monitor.
 @Suite(.serialized) struct PiperVoiceTests {
     static let sentence = "Hello, this is the natural voice."

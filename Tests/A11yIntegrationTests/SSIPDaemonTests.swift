@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// speech-dispatcher's own clients against the real daemon (issue 9): `spd-say` and python3-speechd
+/// speech-dispatcher's own clients against the real daemon: `spd-say` and python3-speechd
 /// over SSIP, the sound recorded from the null sink. No speech-dispatcher is ever started: clients
 /// are pointed at a11yd with SPEECHD_ADDRESS and cannot spawn one (SPEECHD_CMD=/bin/false).
 @Suite(.serialized) struct SSIPDaemonTests {

@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// speech-dispatcher's own test material against the real daemon (issue 22): python3-speechd's
+/// speech-dispatcher's own test material against the real daemon: python3-speechd's
 /// `AutomaticTest` run as Debian installs it, and tests of ours for what the scripts of
 /// speech-dispatcher's `src/tests` exercise (stop_and_pause, keys, sound_icons), each reply and
 /// event checked line by line against the SSIP manual, the sound checked on the null sink. No

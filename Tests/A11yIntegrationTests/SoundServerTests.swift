@@ -5,7 +5,7 @@ import A11yTestSupport
 import Foundation
 import Testing
 
-/// Issue 10, "Sound servers": the daemon against PulseAudio and against PipeWire's pulse server
+/// Sound servers: the daemon against PulseAudio and against PipeWire's pulse server
 /// (Debian 12's desktop default), each killed and restarted mid-utterance several times in a row,
 /// or absent when the daemon starts. Speech follows in each case, heard on the null sink's monitor,
 /// and every post gets exactly one `finished`.

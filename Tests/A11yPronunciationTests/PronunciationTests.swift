@@ -53,7 +53,7 @@ struct PronunciationTests {
         #expect(try await said(ipa, voice: voice) == expected)
     }
 
-    /// Issue 12's misses, compared with eSpeak reading the spelling (saúdský, zaútočili, zeurde).
+    /// Words eSpeak's IPA once missed, compared with eSpeak reading the spelling (saúdský, zaútočili, zeurde).
     @Test(arguments: [
         // Czech: a vowel before a long ú is not the start of a diphthong (a long vowel is no glide).
         ("cs", "ˈsauːtskiː", "sˈauːtskiː"), ("cs", "ˈzauːtotʃɪlɪ", "zˈauːtotʃili"), ("cs", "ˈpouːt", "pˈouːt"),

@@ -232,7 +232,7 @@ import Testing
         #expect(s.settings.language == "de")
     }
 
-    /// Issue 27: Piper is a module beside eSpeak once one of its voices can speak; its voices are
+    /// Piper is a module beside eSpeak once one of its voices can speak; its voices are
     /// listed by file name under `OUTPUT_MODULE piper`, and one chosen by name is asked for by
     /// identifier (its language alone would be said by eSpeak).
     @Test func piperIsAnOutputModuleWhoseVoicesAreListedAndChosenByFileName() {

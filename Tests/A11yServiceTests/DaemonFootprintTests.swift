@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// What the idle daemon costs the machine (issue 11): the libraries it maps, the wake-ups it makes.
+/// What the idle daemon costs the machine: the libraries it maps, the wake-ups it makes.
 /// The memory itself is measured by `make bench`, not asserted.
 @Suite(.serialized) struct DaemonFootprintTests {
     @Test func a11ydLinksNeitherFoundationNorICUNorTheSharedSwiftLibraries() async throws {

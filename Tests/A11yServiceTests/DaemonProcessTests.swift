@@ -167,7 +167,7 @@ import Glibc
     }
 
     /// The user's lexicon.pls, edited by hand, is read at start and again on SIGHUP; a broken file
-    /// is reported with its line and column and the last good lexicon stays in force (issue 12).
+    /// is reported with its line and column and the last good lexicon stays in force.
     @Test func aHandEditedLexiconIsReloadedOnSighupAndABrokenOneIsKeptOut() async throws {
         let pulse = try PrivatePulseServer()
         let sandbox = try Sandbox()

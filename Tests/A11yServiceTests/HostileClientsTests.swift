@@ -11,7 +11,7 @@ import Glibc
 
 /// What careless or hostile clients do to the real daemon process: lines that never end, floods
 /// from a hundred connections at once. Its memory stays bounded, everybody else is still
-/// answered, and every accepted post ends with exactly one `finished` (issue 10).
+/// answered, and every accepted post ends with exactly one `finished`.
 @Suite(.serialized) struct HostileClientsTests {
     /// Resident memory of a process, in KiB (VmRSS).
     func residentKiB(_ pid: pid_t) -> Int {

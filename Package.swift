@@ -248,7 +248,7 @@ let package = Package(
         // Unit tests of the operating-system layer (paths, bounded reads, folders, environment, home).
         .testTarget(name: "A11ySystemTests", dependencies: ["A11ySystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Unit tests of the configuration file: the TOML reader, and a11yd's keys read from it.
-        .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySSIP", "A11ySystem"]),
+        .testTarget(name: "A11yConfigurationTests", dependencies: ["A11yConfiguration", "A11yDaemon", "A11yCore", "A11ySSIP", "A11ySystem", "A11yTestSupport"]),
         // Unit tests of the JSON Lines wire model and codec: no daemon, no socket.
         .testTarget(name: "A11yProtocolTests", dependencies: ["A11yProtocol", "A11yCore"]),
         // Unit tests of the JSON Lines framing, in NIO's decoder verifier and in a pipe channel.

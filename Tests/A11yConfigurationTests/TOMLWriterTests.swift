@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yConfiguration
+import A11yTestSupport
 import Testing
 
 /// `TOMLWriter`: what the documented configuration is written with, and what fuzz-toml checks the
@@ -85,18 +86,6 @@ import Testing
 /// (a seeded generator): the invariants fuzz-toml checks, in the unit suite. What `make fuzz` finds
 /// goes here too, as a test that failed before its fix (docs/fuzzing.md).
 @Suite struct TOMLFuzzTests {
-    /// SplitMix64: small, and the same sequence everywhere.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let tokens = [
         "[", "]", "[[", "=", ".", ",", "#", "\n", "\r\n", "\r", "\"", "'", "\"\"\"", "\\u", "\\U0001F600", "\\", "{", "true", "false",
         "inf", "nan", "-", "+", "0x", "0o", "0b", "_", "e", "1979-05-27", "9223372036854775808", "\u{FEFF}", "\u{7F}", "\u{0}",
@@ -110,7 +99,7 @@ import Testing
     ]
 
     @Test func mutatedConfigurationsKeepTheReadersInvariants() {
-        var random = Generator(state: 28)
+        var random = SplitMix64(seed: 28)
         var accepted = 0, refused = 0
         for _ in 0..<2_000 {
             var scalars = Array(Self.bases.randomElement(using: &random)!.unicodeScalars)

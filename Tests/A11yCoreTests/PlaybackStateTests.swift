@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import A11yTestSupport
 import Testing
 
 /// The item player's rules (`PlaybackState`), one test per rule, then a randomized run of long
@@ -361,18 +362,4 @@ struct ModelOutput {
         }
         return reports.removeFirst()
     }
-}
-
-/// A small seeded generator, so that a failing run can be replayed from its seed.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
 }

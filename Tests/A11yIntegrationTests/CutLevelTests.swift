@@ -47,7 +47,7 @@ import Testing
         let reference = try #require(Reference(recorder.snapshot(), posted: referencePosted), "the whole sentence was not heard")
 
         let seed = ProcessInfo.processInfo.environment["A11YD_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
 
         func ask(_ cut: Cut, after delay: Double) async throws -> Asked {
             let posted = recorder.elapsed()
@@ -195,22 +195,4 @@ import Testing
             return verdict
         }
     }
-}
-
-/// A seeded generator (SplitMix64), so that a run's random moments can be asked again.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0..<1.
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/// A small seeded generator (SplitMix64): the same sequence for the same seed everywhere, so that a
+/// random test run can be replayed from the seed it prints.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in 0..<bound (bound > 0).
+    public mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
+
+    /// A number in 0..<1.
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+}

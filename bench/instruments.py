@@ -195,6 +195,16 @@ class Recorder:
 
 
 # ---------------------------------------------------------------------------------------------
+def end_now(sock):
+    """Shuts a socket down both ways and closes it: its peer reads the end at once, whatever the reader
+    thread still holds."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
 class A11ydClient:
     """A JSON Lines client of a11yd on one open connection, as a screen reader keeps one; a thread reads each
     line as it comes, so a11yd never waits on this client.
@@ -277,11 +287,7 @@ class A11ydClient:
 
     def abort(self):
         """Ends the connection now, whatever is unread or half written: a11yd reads its end."""
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
+        end_now(self.sock)
 
     def close(self):
         """Lets the connection go; its file stays open while the reader thread reads (a11yd does not see
@@ -387,11 +393,7 @@ class SSIPClient:
 
     def abort(self):
         """Ends the connection now, whatever is unread or half written."""
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
+        end_now(self.sock)
 
     def close(self):
         """QUIT, then lets the connection go (as A11ydClient.close)."""

@@ -19,7 +19,11 @@ class Cancelled(Exception):
 
 class Job:
     """One `synthesize` request. A cancel sets its flag, which the synthesis thread checks between pieces of
-    work, and ends onnxruntime's run in progress (its run options' terminate flag)."""
+    work, and ends onnxruntime's run in progress (its run options' terminate flag). Its stage, WAITING, then
+    STARTED by the synthesis thread or ENDED unstarted by a cancel, changes under its lock, so that exactly
+    one of the two sends its one `end`."""
+
+    WAITING, STARTED, ENDED = "waiting", "started", "ended"
 
     def __init__(self, request_id, utterance):
         self.id = request_id
@@ -27,21 +31,21 @@ class Job:
         self.cancelled = threading.Event()
         self.lock = threading.Lock()
         self.run_options = None
-        self.started = False
-        self.ended = False
+        self.stage = Job.WAITING
 
     def start(self):
         """False if the job was cancelled (and ended) before it started."""
         with self.lock:
-            self.started = not self.ended
-            return self.started
+            if self.stage == Job.WAITING:
+                self.stage = Job.STARTED
+            return self.stage == Job.STARTED
 
     def end_unstarted(self):
         """True if the job had not started: it is over, and the caller sends its one `end`."""
         with self.lock:
-            if self.started or self.ended:
+            if self.stage != Job.WAITING:
                 return False
-            self.ended = True
+            self.stage = Job.ENDED
             return True
 
     def cancel(self):

@@ -71,36 +71,6 @@ import Glibc
         #expect(written.all == (UInt64(1)...40).map(finished))
     }
 
-    /// A raw client that subscribes and then never reads a byte.
-    final class SilentSubscriber {
-        let descriptor: Int32
-
-        init(path: String) throws {
-            descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            guard let address = UnixSocketAddress(path: path),
-                address.withSockaddr({ connect(descriptor, $0, $1) }) == 0
-            else { throw TestFailure("connect: errno \(errno)") }
-            let line = Array(#"{"op":"subscribe","all":true}"#.utf8) + [10]
-            _ = line.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-        }
-
-        deinit { close(descriptor) }
-
-        /// Reads everything the daemon left (without keeping it) until the end of the stream;
-        /// true if the daemon closed the connection within `timeout`.
-        func readsToTheEnd(timeout: Duration) -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while ContinuousClock.now < deadline {
-                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 100) > 0 else { continue }
-                let count = recv(descriptor, &buffer, buffer.count, 0)
-                if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
-            }
-            return false
-        }
-    }
-
     /// Queues `count` announcements in one write (the client reading as it goes), stops them all,
     /// and returns the `finished` events received (until all came, the connection closed, or 120 s).
     static func queueThenStop(_ count: Int, on poster: TestClient) async throws -> [(UInt64, FinishReason)] {
@@ -177,7 +147,9 @@ import Glibc
         var configuration = DaemonConfiguration()
         configuration.queueMaxBytes = 1 << 20
         let daemon = try await DaemonHarness(configuration: configuration, outboxLimits: .init(stallLimit: .seconds(3)))
-        let silent = try SilentSubscriber(path: daemon.socketPath)
+        // A raw client that subscribes and then never reads a byte.
+        let silent = try RawSocketClient(path: daemon.socketPath)
+        try silent.send(#"{"op":"subscribe","all":true}"# + "\n")
         let poster = try await daemon.client()
         // More events than the socket's buffers hold, for the subscriber (about 1 MB of them): its
         // writer blocks, messages wait, and it is cut off once it has taken none for the stall

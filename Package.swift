@@ -85,7 +85,9 @@ let package = Package(
             dependencies: [
                 "A11yCore", "A11yEngine", "A11ySystem", "CSeccomp",
                 .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // libpulse behind A11yCore's AudioOutput protocol.
@@ -276,6 +278,9 @@ let package = Package(
                 "A11yEngineWorker", "A11yEngine", "A11yPronunciation", "A11yCore", "A11ySystem", "A11yTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
         .testTarget(

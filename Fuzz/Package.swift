@@ -40,7 +40,7 @@ let package = Package(
             .product(name: "A11yCore", package: a11yd),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        fuzzer("fuzz-frames", [.product(name: "A11yEngineWorker", package: a11yd)]),
+        fuzzer("fuzz-frames", [.product(name: "A11yEngineWorker", package: a11yd), .product(name: "NIOCore", package: "swift-nio")]),
         fuzzer("fuzz-toml", [.product(name: "A11yConfiguration", package: a11yd)]),
         fuzzer("fuzz-render", [
             .product(name: "A11yProtocol", package: a11yd), .product(name: "A11yPronunciation", package: a11yd),

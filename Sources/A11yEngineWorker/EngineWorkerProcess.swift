@@ -5,6 +5,7 @@ import A11ySystem
 import CSeccomp
 import Glibc
 import Logging
+import NIOCore
 import Synchronization
 import SystemPackage
 
@@ -134,15 +135,18 @@ public enum EngineWorkerProcess {
     /// `cancel` is read while a long utterance is being said.
     private static func serve(_ engine: EspeakEngine) -> Never {
         let current = Mutex<(id: UInt32, flag: CancellationFlag)?>(nil)
-        var decoder = WorkerFrameDecoder()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // a11yd's own decoder, driven by hand: the sandbox allows no thread for an event loop.
+        let decoder = NIOSingleStepByteToMessageProcessor(WorkerFrameDecoder())
+        var buffer = ByteBuffer()
         while true {
-            let count = (try? SystemCall.retryingOnInterrupt { buffer.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) } }) ?? 0
+            buffer.clear(minimumCapacity: readSize)
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: readSize) { space in
+                (try? SystemCall.retryingOnInterrupt { read(channel, space.baseAddress, space.count) }) ?? 0
+            }
             // a11yd closed its end (or is gone): nothing more to say.
             guard count > 0 else { exit(0) }
-            buffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             do {
-                while let message = try decoder.next() {
+                try decoder.process(buffer: buffer) { message in
                     switch message {
                     case .synthesize(let id, let utterance):
                         let flag = CancellationFlag()
@@ -188,16 +192,18 @@ public enum EngineWorkerProcess {
         }
     }
 
+    /// The most one read takes from the channel.
+    static let readSize = 64 * 1024
+
     /// Writes one message whole; if a11yd is gone there is no one to serve.
     static func send(_ message: WorkerMessage) {
-        let frame = WorkerFrame.encode(message)
-        var offset = 0
-        while offset < frame.count {
+        var frame = WorkerFrame.encode(message)
+        while frame.readableBytes > 0 {
             let sent = (try? SystemCall.retryingOnInterrupt {
-                frame.withUnsafeBytes { Glibc.send(channel, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                frame.withUnsafeReadableBytes { Glibc.send(channel, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
             }) ?? 0
             guard sent > 0 else { exit(0) }
-            offset += sent
+            frame.moveReaderIndex(forwardBy: sent)
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import A11yEngine
+import NIOCore
 
 /// What travels between a11yd and its engine worker process (docs/architecture.md, "The engine
 /// worker"). Each message is one frame: a 4-byte little-endian length (of what follows, at most
@@ -92,135 +93,143 @@ public enum WorkerFrame {
         case voices = 0, ipaOfText = 1, ipaOfMnemonics = 2, ipaOfLetter = 3, phonemeInventory = 4, allMnemonics = 5
     }
 
-    /// `message` as one frame.
-    public static func encode(_ message: WorkerMessage) -> [UInt8] {
-        var body = ByteWriter()
+    /// `message` as one frame, written at `frame`'s writer index: the length is written last, once
+    /// the body is.
+    static func write(_ message: WorkerMessage, into frame: inout ByteBuffer) {
+        let lengthIndex = frame.writerIndex
+        frame.writeInteger(UInt32(0), endianness: .little)
+        let kindIndex = frame.writerIndex
+        frame.writeInteger(UInt8(0))
         let kind: Kind
         switch message {
         case .synthesize(let id, let utterance):
             kind = .synthesize
-            body.u32(id)
-            body.string(utterance.text)
-            body.int(utterance.rate)
-            body.int(utterance.pitch)
-            body.int(utterance.volume)
-            body.count(utterance.segments.count)
+            frame.writeFrameU32(id)
+            frame.writeFrameString(utterance.text)
+            frame.writeFrameInt(utterance.rate)
+            frame.writeFrameInt(utterance.pitch)
+            frame.writeFrameInt(utterance.volume)
+            frame.writeFrameCount(utterance.segments.count)
             for segment in utterance.segments {
                 switch segment.content {
                 case .text(let text):
-                    body.u8(0)
-                    body.string(text)
+                    frame.writeFrameByte(0)
+                    frame.writeFrameString(text)
                 case .phonemes(let mnemonics):
-                    body.u8(1)
-                    body.string(mnemonics)
+                    frame.writeFrameByte(1)
+                    frame.writeFrameString(mnemonics)
                 }
-                body.string(segment.voice)
-                body.int(segment.sourceStart)
-                body.int(segment.sourceLength)
+                frame.writeFrameString(segment.voice)
+                frame.writeFrameInt(segment.sourceStart)
+                frame.writeFrameInt(segment.sourceLength)
                 let options = segment.options
-                body.u8((options.spellOut ? 1 : 0) | (options.punctuation ? 2 : 0))
-                body.double(options.rateScale)
-                body.double(options.pitchScale)
-                body.double(options.volumeScale)
-                body.int(options.pauseBeforeMilliseconds)
-                body.optionalString(options.markBefore)
+                frame.writeFrameByte((options.spellOut ? 1 : 0) | (options.punctuation ? 2 : 0))
+                frame.writeFrameDouble(options.rateScale)
+                frame.writeFrameDouble(options.pitchScale)
+                frame.writeFrameDouble(options.volumeScale)
+                frame.writeFrameInt(options.pauseBeforeMilliseconds)
+                frame.writeFrameOptionalString(options.markBefore)
             }
         case .cancel(let id):
             kind = .cancel
-            body.u32(id)
+            frame.writeFrameU32(id)
         case .ask(let id, let question):
             kind = .ask
-            body.u32(id)
+            frame.writeFrameU32(id)
             switch question {
             case .voices:
-                body.u8(Question.voices.rawValue)
+                frame.writeFrameByte(Question.voices.rawValue)
             case .ipaOfText(let text, let voice):
-                body.u8(Question.ipaOfText.rawValue)
-                body.string(voice)
-                body.string(text)
+                frame.writeFrameByte(Question.ipaOfText.rawValue)
+                frame.writeFrameString(voice)
+                frame.writeFrameString(text)
             case .ipaOfMnemonics(let mnemonics, let voice):
-                body.u8(Question.ipaOfMnemonics.rawValue)
-                body.string(voice)
-                body.string(mnemonics)
+                frame.writeFrameByte(Question.ipaOfMnemonics.rawValue)
+                frame.writeFrameString(voice)
+                frame.writeFrameString(mnemonics)
             case .ipaOfLetter(let character, let voice):
-                body.u8(Question.ipaOfLetter.rawValue)
-                body.string(voice)
-                body.string(character)
+                frame.writeFrameByte(Question.ipaOfLetter.rawValue)
+                frame.writeFrameString(voice)
+                frame.writeFrameString(character)
             case .phonemeInventory(let voice):
-                body.u8(Question.phonemeInventory.rawValue)
-                body.string(voice)
+                frame.writeFrameByte(Question.phonemeInventory.rawValue)
+                frame.writeFrameString(voice)
             case .allMnemonics:
-                body.u8(Question.allMnemonics.rawValue)
+                frame.writeFrameByte(Question.allMnemonics.rawValue)
             }
         case .answer(let id, let answer):
             kind = .answer
-            body.u32(id)
-            body.u8(answer.kind.rawValue)
+            frame.writeFrameU32(id)
+            frame.writeFrameByte(answer.kind.rawValue)
             switch answer {
             case .voices(let voices):
-                body.count(voices.count)
+                frame.writeFrameCount(voices.count)
                 for voice in voices {
-                    body.string(voice.info.identifier)
-                    body.string(voice.info.name)
-                    body.count(voice.info.languages.count)
+                    frame.writeFrameString(voice.info.identifier)
+                    frame.writeFrameString(voice.info.name)
+                    frame.writeFrameCount(voice.info.languages.count)
                     for (language, priority) in zip(voice.info.languages, voice.priorities) {
-                        body.string(language)
-                        body.int(priority)
+                        frame.writeFrameString(language)
+                        frame.writeFrameInt(priority)
                     }
                 }
             case .text(let text):
-                body.string(text)
+                frame.writeFrameString(text)
             case .phonemes(let entries):
-                body.count(entries.count)
+                frame.writeFrameCount(entries.count)
                 for entry in entries {
-                    body.string(entry.mnemonic)
-                    body.string(entry.ipa)
-                    body.u8(entry.stable ? 1 : 0)
+                    frame.writeFrameString(entry.mnemonic)
+                    frame.writeFrameString(entry.ipa)
+                    frame.writeFrameByte(entry.stable ? 1 : 0)
                 }
             case .names(let names):
-                body.count(names.count)
-                for name in names { body.string(name) }
+                frame.writeFrameCount(names.count)
+                for name in names { frame.writeFrameString(name) }
             }
         case .ready(let sampleRate, let protection):
             kind = .ready
-            body.int(sampleRate)
-            body.string(protection)
+            frame.writeFrameInt(sampleRate)
+            frame.writeFrameString(protection)
         case .chunk(let id, let chunk):
             kind = .chunk
-            body.u32(id)
-            body.count(chunk.samples.count)
-            body.samples(chunk.samples)
-            body.count(chunk.words.count)
+            frame.writeFrameU32(id)
+            frame.writeFrameCount(chunk.samples.count)
+            frame.writeFrameSamples(chunk.samples)
+            frame.writeFrameCount(chunk.words.count)
             for word in chunk.words {
-                body.int(word.frame)
-                body.int(word.start)
-                body.int(word.length)
+                frame.writeFrameInt(word.frame)
+                frame.writeFrameInt(word.start)
+                frame.writeFrameInt(word.length)
             }
-            body.count(chunk.marks.count)
+            frame.writeFrameCount(chunk.marks.count)
             for mark in chunk.marks {
-                body.int(mark.frame)
-                body.string(mark.name)
+                frame.writeFrameInt(mark.frame)
+                frame.writeFrameString(mark.name)
             }
         case .end(let id, let failure):
             kind = .end
-            body.u32(id)
+            frame.writeFrameU32(id)
             switch failure?.code {
-            case nil: body.u8(0)
-            case .unknownVoice?: body.u8(2)
-            default: body.u8(1)
+            case nil: frame.writeFrameByte(0)
+            case .unknownVoice?: frame.writeFrameByte(2)
+            default: frame.writeFrameByte(1)
             }
-            body.string(failure?.message ?? "")
+            frame.writeFrameString(failure?.message ?? "")
         }
-        var frame = ByteWriter()
-        frame.u32(UInt32(body.bytes.count + 1))
-        frame.u8(kind.rawValue)
-        frame.bytes += body.bytes
-        return frame.bytes
+        frame.setInteger(kind.rawValue, at: kindIndex)
+        frame.setInteger(UInt32(frame.writerIndex - kindIndex), at: lengthIndex, endianness: .little)
+    }
+
+    /// `message` as one frame in a buffer of its own.
+    public static func encode(_ message: WorkerMessage) -> ByteBuffer {
+        var frame = ByteBuffer()
+        write(message, into: &frame)
+        return frame
     }
 
     /// The message in one frame's type and body (what follows the length).
-    static func decode(_ frame: ArraySlice<UInt8>) throws(WorkerProtocolError) -> WorkerMessage {
-        var reader = ByteReader(frame)
+    static func decode(_ frame: ByteBuffer) throws(WorkerProtocolError) -> WorkerMessage {
+        var reader = FrameBodyReader(frame)
         guard let kind = Kind(rawValue: try reader.u8()) else { throw WorkerProtocolError("unknown message type") }
         let message: WorkerMessage
         switch kind {
@@ -328,107 +337,99 @@ public enum WorkerFrame {
     }
 }
 
-/// Cuts a byte stream into messages, whatever pieces it arrives in.
-public struct WorkerFrameDecoder: Sendable {
-    private var buffer: [UInt8] = []
-    private var start = 0
+/// Cuts a byte stream into messages, whatever pieces it arrives in: a11yd's end of the channel in
+/// its pipeline, and the worker's (`EngineWorkerProcess`) through `NIOSingleStepByteToMessageProcessor`.
+/// A length out of bounds is refused as soon as its four bytes are in, before the frame arrives.
+public struct WorkerFrameDecoder: NIOSingleStepByteToMessageDecoder {
+    public typealias InboundOut = WorkerMessage
 
     public init() {}
 
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        buffer.append(contentsOf: bytes)
-    }
-
-    /// The next whole message, or nil until more bytes arrive.
-    public mutating func next() throws(WorkerProtocolError) -> WorkerMessage? {
-        let available = buffer.count - start
-        guard available >= 4 else { return nil }
-        var length = 0
-        for index in 0..<4 { length |= Int(buffer[start + index]) << (8 * index) }
+    public mutating func decode(buffer: inout ByteBuffer) throws -> WorkerMessage? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .little, as: UInt32.self) else { return nil }
         guard length >= 1, length <= WorkerFrame.maximumLength else { throw WorkerProtocolError("frame length \(length)") }
-        guard available >= 4 + length else { return nil }
-        let frame = buffer[(start + 4)..<(start + 4 + length)]
-        start += 4 + length
-        defer { compact() }
-        return try WorkerFrame.decode(frame)
+        guard buffer.readableBytes >= 4 + Int(length) else { return nil }
+        buffer.moveReaderIndex(forwardBy: 4)
+        return try WorkerFrame.decode(buffer.readSlice(length: Int(length))!)
     }
 
-    /// Drops what was read once it is most of the buffer (no copy per frame).
-    private mutating func compact() {
-        if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        } else if start > 1 << 16, start > buffer.count / 2 {
-            buffer.removeFirst(start)
-            start = 0
-        }
+    /// At the end of the stream, whole frames only: a frame cut short is an error, not a message.
+    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> WorkerMessage? {
+        if let message = try decode(buffer: &buffer) { return message }
+        guard buffer.readableBytes == 0 else { throw ByteToMessageDecoderError.leftoverDataWhenDone(buffer) }
+        return nil
     }
 }
 
-struct ByteWriter {
-    var bytes: [UInt8] = []
+/// Writes each message as one frame, for either end.
+public struct WorkerFrameEncoder: MessageToByteEncoder {
+    public typealias OutboundIn = WorkerMessage
 
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u16(_ value: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: value))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+    public init() {}
+
+    public func encode(data message: WorkerMessage, out: inout ByteBuffer) {
+        WorkerFrame.write(message, into: &out)
     }
-    mutating func u32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-    }
-    mutating func u64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-    }
-    mutating func int(_ value: Int) { u64(UInt64(bitPattern: Int64(value))) }
+}
+
+/// A frame body's pieces, little-endian.
+extension ByteBuffer {
+    mutating func writeFrameByte(_ value: UInt8) { writeInteger(value) }
+    mutating func writeFrameU32(_ value: UInt32) { writeInteger(value, endianness: .little) }
+    mutating func writeFrameInt(_ value: Int) { writeInteger(Int64(value), endianness: .little) }
     /// Each sample little-endian: copied whole on a little-endian machine (every one a11yd builds for).
-    mutating func samples(_ values: [Int16]) {
+    mutating func writeFrameSamples(_ values: [Int16]) {
         if Int16(1).littleEndian == 1 {
-            values.withUnsafeBytes { bytes += $0 }
+            values.withUnsafeBytes { _ = writeBytes($0) }
         } else {
-            for value in values { u16(UInt16(bitPattern: value)) }
+            for value in values { writeInteger(value, endianness: .little) }
         }
     }
-    mutating func count(_ value: Int) { u32(UInt32(clamping: value)) }
-    mutating func double(_ value: Double) { u64(value.bitPattern) }
-    mutating func string(_ value: String) {
-        count(value.utf8.count)
-        bytes += value.utf8
+    mutating func writeFrameCount(_ value: Int) { writeFrameU32(UInt32(clamping: value)) }
+    mutating func writeFrameDouble(_ value: Double) { writeInteger(value.bitPattern, endianness: .little) }
+    mutating func writeFrameString(_ value: String) {
+        writeFrameCount(value.utf8.count)
+        writeString(value)
     }
-    mutating func optionalString(_ value: String?) {
+    mutating func writeFrameOptionalString(_ value: String?) {
         if let value {
-            u8(1)
-            string(value)
+            writeFrameByte(1)
+            writeFrameString(value)
         } else {
-            u8(0)
+            writeFrameByte(0)
         }
     }
 }
 
 /// Reads a frame's body; every read checks what is left, so no length in a frame is trusted.
-struct ByteReader {
-    private let bytes: ArraySlice<UInt8>
-    private var position: Int
+struct FrameBodyReader {
+    private var bytes: ByteBuffer
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    init(_ bytes: ByteBuffer) {
         self.bytes = bytes
-        self.position = bytes.startIndex
     }
 
-    var remaining: Int { bytes.endIndex - position }
+    var remaining: Int { bytes.readableBytes }
     var isAtEnd: Bool { remaining == 0 }
 
-    private mutating func take(_ count: Int) throws(WorkerProtocolError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= remaining else { throw WorkerProtocolError("a message ends early") }
-        defer { position += count }
-        return bytes[position..<(position + count)]
+    private mutating func take(_ count: Int) throws(WorkerProtocolError) -> ByteBuffer {
+        guard count >= 0, let piece = bytes.readSlice(length: count) else { throw WorkerProtocolError("a message ends early") }
+        return piece
     }
 
-    mutating func u8() throws(WorkerProtocolError) -> UInt8 { try take(1).first! }
+    private mutating func integer<Integer: FixedWidthInteger>(_: Integer.Type) throws(WorkerProtocolError) -> Integer {
+        guard let value = bytes.readInteger(endianness: .little, as: Integer.self) else { throw WorkerProtocolError("a message ends early") }
+        return value
+    }
+
+    mutating func u8() throws(WorkerProtocolError) -> UInt8 { try integer(UInt8.self) }
+    mutating func u32() throws(WorkerProtocolError) -> UInt32 { try integer(UInt32.self) }
+    mutating func u64() throws(WorkerProtocolError) -> UInt64 { try integer(UInt64.self) }
     /// `count` little-endian samples (the count already checked against what is left).
     mutating func samples(_ count: Int) throws(WorkerProtocolError) -> [Int16] {
         let raw = try take(count * 2)
         return [Int16](unsafeUninitializedCapacity: count) { buffer, initialized in
-            raw.withUnsafeBytes { source in
+            raw.withUnsafeReadableBytes { source in
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source)
             }
             if Int16(1).littleEndian != 1 {
@@ -436,16 +437,6 @@ struct ByteReader {
             }
             initialized = count
         }
-    }
-    mutating func u16() throws(WorkerProtocolError) -> UInt16 {
-        let b = try take(2)
-        return UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8
-    }
-    mutating func u32() throws(WorkerProtocolError) -> UInt32 {
-        try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
-    }
-    mutating func u64() throws(WorkerProtocolError) -> UInt64 {
-        try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
     /// A 64-bit integer that must fit `Int` (it does on every platform a11yd builds for).
     mutating func int() throws(WorkerProtocolError) -> Int {
@@ -464,9 +455,10 @@ struct ByteReader {
         return value
     }
     mutating func string() throws(WorkerProtocolError) -> String {
-        let length = Int(try u32())
-        let raw = try take(length)
-        guard let text = String(validating: raw, as: UTF8.self) else { throw WorkerProtocolError("a string that is not UTF-8") }
+        let raw = try take(Int(try u32()))
+        guard let text = raw.withUnsafeReadableBytes({ String(validating: $0, as: UTF8.self) }) else {
+            throw WorkerProtocolError("a string that is not UTF-8")
+        }
         return text
     }
     mutating func optionalString() throws(WorkerProtocolError) -> String? {

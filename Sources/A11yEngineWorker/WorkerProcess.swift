@@ -2,7 +2,9 @@
 import A11ySystem
 import CSeccomp
 import Glibc
+import DequeModule
 import Logging
+import NIOCore
 import Synchronization
 import SystemPackage
 
@@ -17,9 +19,33 @@ final class WorkerProcess: Sendable {
     /// cancel may come just as the link thread ends the worker: it then finds the channel closed
     /// instead of sending on the number, which by then may be another descriptor's of a11yd.
     private let sendLock = Mutex<Bool>(false)
-    /// Only the link thread reads (`receive`), so only it touches the decoder. `Mutex` makes the
+    /// Only the link thread reads (`receive`), so only it touches what was read. `Mutex` makes the
     /// class `Sendable` without claiming more than that.
-    private let decoder = Mutex(WorkerFrameDecoder())
+    private let incoming = Mutex(IncomingFrames())
+
+    /// What `receive` has read of the channel and not handed out yet: the bytes of a frame still
+    /// arriving, the messages decoded, and the refusal that ends them (after the messages before it).
+    private struct IncomingFrames {
+        let decoder = NIOSingleStepByteToMessageProcessor(WorkerFrameDecoder())
+        var messages = Deque<WorkerMessage>()
+        var refusal: (any Error)?
+
+        /// The next message, or nil until more bytes arrive.
+        mutating func next() throws -> WorkerMessage? {
+            if let message = messages.popFirst() { return message }
+            if let refusal { throw refusal }
+            return nil
+        }
+
+        mutating func append(_ bytes: ByteBuffer) {
+            guard refusal == nil else { return }
+            do {
+                try decoder.process(buffer: bytes) { messages.append($0) }
+            } catch {
+                refusal = error
+            }
+        }
+    }
 
     /// What reads the worker's stderr into a11yd's log.
     private let stderr: WorkerStderrReader
@@ -102,17 +128,17 @@ final class WorkerProcess: Sendable {
 
     /// Under `sendLock`. A frame cut short by a timeout leaves the channel unusable: the caller
     /// then ends the worker.
-    private func write(_ frame: [UInt8], timeout: Duration) -> SendFailure? {
-        var offset = 0
-        while offset < frame.count {
+    private func write(_ frame: ByteBuffer, timeout: Duration) -> SendFailure? {
+        var frame = frame
+        while frame.readableBytes > 0 {
             do {
                 let sent = try SystemCall.retryingOnInterrupt {
-                    frame.withUnsafeBytes {
-                        Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    frame.withUnsafeReadableBytes {
+                        Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                     }
                 }
                 guard sent > 0 else { return SendFailure(workerGone: true, description: "send: nothing sent") }
-                offset += sent
+                frame.moveReaderIndex(forwardBy: sent)
                 continue
             } catch .resourceTemporarilyUnavailable {
                 // The channel is full: wait below for the worker to read.
@@ -144,14 +170,14 @@ final class WorkerProcess: Sendable {
     /// or looped for `SilenceWatch.runawayFactor` times it (nil: waits as long as it takes). A
     /// worker that works slowly (a busy machine) is waited for: see `SilenceWatch`.
     func receive(timeout: Duration?) -> Received {
-        // Made only when the decoder holds no whole message: one read brings many chunks.
-        var buffer: [UInt8] = []
+        // Made only when no whole message was read yet: one read brings many chunks.
+        var buffer: ByteBuffer?
         let clock = ContinuousClock()
         var watch = timeout.map { SilenceWatch(limit: $0, now: clock.now, cpu: cpuTime()) }
         var wait = timeout.map(SilenceWatch.slice)
         while true {
             do {
-                if let message = try decoder.withLock({ decoder throws(WorkerProtocolError) in try decoder.next() }) {
+                if let message = try incoming.withLock({ try $0.next() }) {
                     return .message(message)
                 }
             } catch {
@@ -172,19 +198,24 @@ final class WorkerProcess: Sendable {
                 watch = silence
                 continue
             }
-            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 64 * 1024) }
-            let count = (try? SystemCall.retryingOnInterrupt { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }) ?? 0
+            var bytes = buffer ?? ByteBuffer()
+            bytes.clear(minimumCapacity: Self.readSize)
+            let count = bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { space in
+                (try? SystemCall.retryingOnInterrupt { read(descriptor, space.baseAddress, space.count) }) ?? 0
+            }
             guard count > 0 else { return .broken("its channel closed") }
             // Something came: the silence, if any, starts again from here.
             if let limit = timeout {
                 watch = SilenceWatch(limit: limit, now: clock.now, cpu: cpuTime())
                 wait = SilenceWatch.slice(of: limit)
             }
-            buffer.withUnsafeBytes { bytes in
-                decoder.withLock { $0.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count])) }
-            }
+            incoming.withLock { $0.append(bytes) }
+            buffer = bytes
         }
     }
+
+    /// The most one read takes from the channel.
+    static let readSize = 64 * 1024
 
     /// The CPU time the worker has spent, all its threads; nil when it cannot be read (it is gone).
     func cpuTime() -> Duration? {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yEngineWorker
 import FuzzSupport
+import NIOCore
 
-/// The engine worker's frame decoder (`WorkerFrameDecoder`), as both ends use it: a11yd reading
+/// The engine worker's frame decoder (`WorkerFrameDecoder`, a `NIOSingleStepByteToMessageDecoder`,
+/// driven here as the worker drives it), as both ends use it: a11yd reading
 /// what a possibly subverted worker sends, the worker reading a11yd's requests. Any bytes, cut into
 /// reads of the size the first byte picks.
 ///
@@ -21,7 +23,7 @@ func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let cut = decode(bytes, pieceSize: pieceSize)
     require(whole == cut, "in reads of \(pieceSize) bytes: \(cut), whole: \(whole)")
     for message in whole.messages {
-        let again = decode(WorkerFrame.encode(message), pieceSize: 7)
+        let again = decode(Array(buffer: WorkerFrame.encode(message)), pieceSize: 7)
         require(again == Decoded(messages: [message], refused: false), "\(message) re-encoded reads as \(again)")
     }
     return 0
@@ -34,19 +36,18 @@ struct Decoded: Equatable {
 
 /// Every message in `bytes` fed in reads of `pieceSize`, up to the first refusal.
 func decode(_ bytes: [UInt8], pieceSize: Int) -> Decoded {
-    var decoder = WorkerFrameDecoder()
+    let decoder = NIOSingleStepByteToMessageProcessor(WorkerFrameDecoder())
     var decoded = Decoded()
     var offset = 0
     while offset < bytes.count {
         let end = min(offset + pieceSize, bytes.count)
-        bytes[offset..<end].withUnsafeBytes { decoder.append($0) }
-        offset = end
         do {
-            while let message = try decoder.next() { decoded.messages.append(message) }
+            try decoder.process(buffer: ByteBuffer(bytes: bytes[offset..<end])) { decoded.messages.append($0) }
         } catch {
             decoded.refused = true
             return decoded
         }
+        offset = end
     }
     return decoded
 }

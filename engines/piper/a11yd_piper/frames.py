@@ -20,7 +20,7 @@ class ProtocolError(Exception):
 
 
 class Reader:
-    """A frame's body; every read checks what is left (WorkerMessage.swift's ByteReader)."""
+    """A frame's body; every read checks what is left (WorkerMessage.swift's FrameBodyReader)."""
 
     def __init__(self, data):
         self.data = data

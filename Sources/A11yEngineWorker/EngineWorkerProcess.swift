@@ -166,7 +166,7 @@ public enum EngineWorkerProcess {
                         // a11yd asks only between syntheses, and nothing is cancelled meanwhile: this
                         // thread may wait for eSpeak's (the sandbox allows no other thread to answer).
                         do {
-                            send(.answer(id: id, try answer(question, engine: engine)))
+                            send(.answer(id: id, try engine.answerWaiting(question)))
                         } catch {
                             send(.end(id: id, failure: (error as? SpeechError) ?? SpeechError(.engineFailed, "\(error)")))
                         }
@@ -178,17 +178,6 @@ public enum EngineWorkerProcess {
                 report("bad request from a11yd: \(error)")
                 exit(2)
             }
-        }
-    }
-
-    static func answer(_ question: WorkerQuestion, engine: EspeakEngine) throws -> WorkerAnswer {
-        switch question {
-        case .voices: .voices(try engine.voiceEntriesWaiting())
-        case .ipaOfText(let text, let voice): .text(try engine.ipaWaiting(ofText: text, voice: voice))
-        case .ipaOfMnemonics(let mnemonics, let voice): .text(try engine.ipaWaiting(ofMnemonics: mnemonics, voice: voice))
-        case .ipaOfLetter(let character, let voice): .text(try engine.ipaWaiting(ofLetter: character, voice: voice))
-        case .phonemeInventory(let voice): .phonemes(try engine.phonemeInventoryWaiting(voice: voice))
-        case .allMnemonics: .names(try engine.allMnemonicsWaiting())
         }
     }
 

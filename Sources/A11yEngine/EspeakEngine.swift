@@ -72,7 +72,7 @@ public final class EspeakEngine: SpeechEngine {
     }
 
     public func resolveVoice(language: String) async throws -> String {
-        let tag = Self.normalize(language: language)
+        let tag = VoiceCatalog.normalize(language: language)
         if let known = resolved.withLock({ $0[tag] }) { return known }
         let voice = try VoiceCatalog(try await voiceEntries()).resolve(language: language)
         resolved.withLock { $0[tag] = voice }

@@ -142,15 +142,3 @@ final class EspeakSession {
         return result
     }
 }
-
-/// A voice as listed, with the priority eSpeak gives each of its languages (parallel arrays;
-/// lower is preferred).
-public struct VoiceEntry: Sendable, Equatable {
-    public var info: VoiceInfo
-    public var priorities: [Int]
-
-    public init(info: VoiceInfo, priorities: [Int]) {
-        self.info = info
-        self.priorities = priorities
-    }
-}

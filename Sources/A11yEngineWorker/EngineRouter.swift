@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
-import A11yEngine
 import Logging
 import Synchronization
 

@@ -6,15 +6,20 @@ import NIOPosix
 
 /// eSpeak in a11yd's own process: only when `WorkerLaunch.inProcess` allows it (never for Piper) and
 /// the supervision's state is `inProcess` (`A11YD_ENGINE_IN_PROCESS=1`, or no worker could start).
-/// The log says so each time that state is entered.
+/// The log says so each time that state is entered. The one file of `WorkerEngine` that knows eSpeak.
 extension WorkerEngine {
+    /// eSpeak loaded into a11yd: what `WorkerEngine.inProcessEngine` holds.
+    struct InProcessEngine: Sendable {
+        let espeak: EspeakEngine
+    }
+
     /// The engine in process from the start: no worker, no link thread.
     static func inProcessFromTheStart(_ launch: WorkerLaunch, logger: Logger) async throws -> WorkerEngine {
         let espeak = try makeInProcessEngine(logger: logger)
         var inProcess = launch
         inProcess.inProcess = .always
         let engine = try WorkerEngine(launch: inProcess, format: espeak.format, catalog: VoiceCatalog(try await espeak.voiceEntries()), logger: logger)
-        engine.inProcessEngine.withLock { $0 = espeak }
+        engine.inProcessEngine.withLock { $0 = InProcessEngine(espeak: espeak) }
         return engine
     }
 
@@ -30,13 +35,13 @@ extension WorkerEngine {
     /// The in-process engine, made the first time it is needed.
     private func madeInProcessEngine() -> Result<EspeakEngine, SpeechError> {
         inProcessEngine.withLock { engine in
-            if let engine { return .success(engine) }
+            if let engine { return .success(engine.espeak) }
             do throws(WorkerFailure) {
                 let made = try Self.makeInProcessEngine(logger: logger)
                 guard made.format == format else {
                     return .failure(SpeechError(.engineFailed, "the in-process engine's format \(made.format) is not the worker's \(format)"))
                 }
-                engine = made
+                engine = InProcessEngine(espeak: made)
                 return .success(made)
             } catch {
                 return .failure(SpeechError(.engineFailed, "no engine worker can start, nor eSpeak-NG in process (\(error))"))

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
-import A11yEngine
 import A11ySystem
 import Dispatch
 import Glibc
@@ -83,7 +82,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
 
     let link: Mutex<Link>
     /// eSpeak in a11yd's own process, made only once `link`'s state is `inProcess`.
-    let inProcessEngine = Mutex<EspeakEngine?>(nil)
+    let inProcessEngine = Mutex<InProcessEngine?>(nil)
     /// A socket pair used as a pipe: `submit` writes a byte to its end 1 to wake the link thread,
     /// which sleeps in poll on end 0 and on the worker's channel, so that it sees a worker die
     /// even while idle, and wakes for nothing else.

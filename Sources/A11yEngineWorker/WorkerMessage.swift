@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
-import A11yEngine
 import NIOCore
 
 /// What travels between a11yd and its engine worker process (docs/architecture.md, "The engine

@@ -1,8 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import A11yCore
+
+/// A voice as an engine lists it, with the priority the engine gives each of its languages
+/// (parallel arrays; lower is preferred).
+public struct VoiceEntry: Sendable, Equatable {
+    public var info: VoiceInfo
+    public var priorities: [Int]
+
+    public init(info: VoiceInfo, priorities: [Int]) {
+        self.info = info
+        self.priorities = priorities
+    }
+}
 
 /// The installed voices and the rules that pick one for a language tag: pure, so that a11yd can
-/// resolve voices from a list its engine worker sent once, without eSpeak in its own process.
+/// resolve voices from a list an engine worker sent once, without the engine in its own process.
 public struct VoiceCatalog: Sendable, Equatable {
     public let entries: [VoiceEntry]
 
@@ -14,17 +25,15 @@ public struct VoiceCatalog: Sendable, Equatable {
 
     /// The voice for a BCP 47 ("fr", "en-GB") or POSIX ("en_US.UTF-8") tag; `unknown_voice` if none fits.
     public func resolve(language: String) throws(SpeechError) -> String {
-        guard let voice = EspeakEngine.bestVoice(for: EspeakEngine.normalize(language: language), in: entries) else {
+        guard let voice = Self.bestVoice(for: Self.normalize(language: language), in: entries) else {
             throw SpeechError(.unknownVoice, "no voice for '\(language)'; run a11ysay --list-voices")
         }
         return voice
     }
-}
 
-extension EspeakEngine {
-    /// The tag eSpeak's voices are chosen by (`LanguageTag.normalized`); the C locale ("C",
-    /// "POSIX") and a blank language are English, eSpeak's own default.
-    static func normalize(language: String) -> String {
+    /// The tag a voice is chosen by (`LanguageTag.normalized`); the C locale ("C", "POSIX") and a
+    /// blank language are English, eSpeak's own default.
+    public static func normalize(language: String) -> String {
         let tag = LanguageTag.normalized(language) ?? "en"
         return tag == "c" || tag == "posix" ? "en" : tag
     }
@@ -33,7 +42,7 @@ extension EspeakEngine {
     /// 1. a voice listing the tag itself ("fr-fr", "pt-br", "en-gb");
     /// 2. else a voice listing its base language ("fr" for "fr-ca");
     /// 3. else a voice listing some variant of the base language ("fr-xx" for "fr").
-    /// Among several candidates the lowest eSpeak priority wins, then the listing order.
+    /// Among several candidates the lowest priority wins, then the listing order.
     /// For "en" this is eSpeak's reference English voice `en` (British, gmw/en), the same voice
     /// `espeak-ng -v en` uses; ask for "en-us" to get American English.
     static func bestVoice(for tag: String, in entries: [VoiceEntry]) -> String? {

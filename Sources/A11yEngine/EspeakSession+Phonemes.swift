@@ -26,6 +26,7 @@ extension EspeakSession {
         setPhonemeInput(phonemeInput)
         var mode = Int32(ipa ? 0x02 : 0)
         if let separator { mode |= Int32(separator.value) << 8 }
+        discardWhatASynthesisLeft(mode: mode)
         var pieces: [String] = []
         text.withCString { cText in
             var pointer: UnsafeRawPointer? = UnsafeRawPointer(cText)
@@ -36,6 +37,20 @@ extension EspeakSession {
             }
         }
         return pieces.joined(separator: " ")
+    }
+
+    /// eSpeak's text reader keeps state between calls that `espeak_TextToPhonemes`, unlike a
+    /// synthesis, does not reset: the punctuation setting of the last segment said, and the
+    /// character a synthesis read past and put back (the "!" ending a sentence, a liaison's next
+    /// word when it was cancelled). The text asked for would then be read after it ("point
+    /// d'exclamation bonjour", "zbonjour"). Punctuation is set to none and an empty text is read
+    /// first, which takes what was put back.
+    private func discardWhatASynthesisLeft(mode: Int32) {
+        setPunctuation(false)
+        "".withCString { empty in
+            var pointer: UnsafeRawPointer? = UnsafeRawPointer(empty)
+            _ = espeak_TextToPhonemes(&pointer, espeakCHARS_UTF8, mode)
+        }
     }
 
     /// Every phoneme mnemonic of every table in `phontab` (eSpeak's compiled phoneme tables).

@@ -108,6 +108,18 @@ extension EngineTests {
             checkFrames(mixed)
         }
 
+        /// A look-up after a synthesis reads only its own text: not the "!" that ended a sentence said
+        /// with its punctuation ("point d'exclamation bonjour"), nor what a cancelled one had read
+        /// ahead ("zbonjour"). The engine worker answers the pronouncer's look-ups between syntheses.
+        @Test(arguments: [("Bonjour !", true, false), ("Bonjour ! Salut ! Ça va ?", false, true)])
+        func aLookUpAfterASynthesisReadsOnlyItsOwnText(said: String, punctuation: Bool, cancelled: Bool) async throws {
+            let request = Utterance(
+                segments: [SpeechSegment(content: .text(said), voice: "fr", sourceStart: 0, sourceLength: said.count, options: .init(punctuation: punctuation))],
+                rate: 175, pitch: 50, volume: 100)
+            for try await _ in engine.synthesize(request) where cancelled { break }
+            #expect(try await engine.ipa(ofText: "bonjour", voice: "fr") == "bɔ̃ʒˈuʁ")
+        }
+
         @Test func phonemeSegmentGivesAudioAndOneMark() async throws {
             let mnemonics = try await engine.phonemes(for: "bonjour", voice: "fr")
             #expect(!mnemonics.isEmpty)

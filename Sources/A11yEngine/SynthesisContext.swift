@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import CEspeakNG
-import Synchronization
 
 /// The state of one utterance while libespeak-ng renders it on the worker thread.
 ///

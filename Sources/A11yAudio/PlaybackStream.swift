@@ -303,24 +303,12 @@ final class PlaybackStream {
         refreshOperation.start({ pa_stream_update_timing_info(handle, $0, $1) }, done: { _ in })
     }
 
-    /// What the last timing update said of where the server reads, in frames.
-    struct Reading: Equatable {
-        /// The read index then: the server has read this much for sure.
-        var readFrame: Int64
-        /// Where it reads now: the read index carried forward at the stream's rate while playing.
-        var readingNow: Int64
-        /// The furthest it may have read since (`StreamClock.furthestRead`).
-        var furthestRead: Int64
-        /// What its sink still held then, not yet heard.
-        var sinkLatency: Int64
-    }
-
     /// Whole frames of what the server asks for at a time (its minimum request; 0 until it said):
     /// PipeWire's pulse server reads that much at once, a processing quantum.
     var blockFrames: Int64 { Int64(granted.map { $0.minimumRequest / frameSize } ?? 0) }
 
     /// The last timing update's reading, carried forward to now; nil without a valid one.
-    func reading() -> Reading? {
+    func reading() -> StreamReading? {
         guard isReady, let info = pa_stream_get_timing_info(handle), info.pointee.read_index_corrupt == 0,
             let readFrame = StreamClock.frames(bytes: info.pointee.read_index, frameSize: frameSize)
         else { return nil }
@@ -334,7 +322,7 @@ final class PlaybackStream {
             from: (Int(since.tv_sec), Int(since.tv_usec)), to: (Int(now.tv_sec), Int(now.tv_usec)))
         // Carried forward whatever the reading says of playing: one taken while corked, or in a brief
         // underrun, says "not playing" of a stream that plays now; too far only makes a cut later.
-        return Reading(
+        return StreamReading(
             readFrame: readFrame,
             readingNow: StreamClock.frame(readFrame, carriedFor: age, sampleRate: format.sampleRate, playing: true),
             furthestRead: StreamClock.furthestRead(readFrame, carriedFor: age, sampleRate: format.sampleRate, block: blockFrames),

@@ -488,7 +488,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// The first stream frame a rewrite may start at now (`CutPoint.unread`), from a reading.
-    private func unread(_ reading: PlaybackStream.Reading, _ t: Track, startingTrack: Bool = false) -> Int64 {
+    private func unread(_ reading: StreamReading, _ t: Track, startingTrack: Bool = false) -> Int64 {
         CutPoint.unread(
             readingNow: reading.readingNow, furthestRead: reading.furthestRead, rewinds: connection.rewinds,
             sampleRate: t.format.sampleRate, startingTrack: startingTrack)

@@ -18,6 +18,19 @@ struct StreamSegment: Equatable {
     }
 }
 
+/// What the last timing update said of where the server reads a stream, in frames, carried
+/// forward to the moment it was taken (`PlaybackStream.reading()`).
+struct StreamReading: Equatable {
+    /// The read index then: the server has read this much for sure.
+    var readFrame: Int64
+    /// Where it reads now: the read index carried forward at the stream's rate while playing.
+    var readingNow: Int64
+    /// The furthest it may have read since (`StreamClock.furthestRead`).
+    var furthestRead: Int64
+    /// What its sink still held then, not yet heard.
+    var sinkLatency: Int64
+}
+
 /// Stream clock readings as frames, or `nil` when they cannot be true.
 enum StreamClock {
     /// Whole frames played in `microseconds` at `sampleRate`.

@@ -97,6 +97,8 @@ struct StreamFeed {
         case audible(Bool)
         /// Tell the track's progress, if it changed (`progress(playingAt:connection:)`).
         case publish
+        /// The track's progress ends: it is told nothing more.
+        case endProgress
         /// An input that changes nothing, and why (for the log).
         case ignored(String, track: TrackID)
         case warning(String)
@@ -169,6 +171,7 @@ struct StreamFeed {
         case .close:
             dropStream(&step)
             track = nil
+            step.effects.append(.endProgress)
         case .streamReady:
             pump(&step)
         case .streamFailed:
@@ -284,6 +287,7 @@ struct StreamFeed {
         track = nil
         paused = false
         if case .landing = stage { stage = .clear }
+        step.effects.append(.endProgress)
         noteAudibility(&step)
     }
 

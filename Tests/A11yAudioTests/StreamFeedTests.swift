@@ -71,7 +71,7 @@ struct ModelStream {
                 new.isReady = false
                 self = new
             case .dropStream: exists = false
-            case .refreshTiming, .attemptConnection, .audible, .publish, .ignored, .warning: break
+            case .refreshTiming, .attemptConnection, .audible, .publish, .endProgress, .ignored, .warning: break
             }
         }
     }
@@ -318,6 +318,7 @@ struct FeedRig {
         #expect(writes(append).count == 1 && !append.contains(.uncork), "written, not heard while paused")
         let cancel = rig.send(.cancel(rig.id))
         #expect(writes(cancel).isEmpty && cancel.contains(.cork) && cancel.contains(.flush) && rig.feed.stage == .clear)
+        #expect(cancel.contains(.endProgress) && cancel.last == .audible(false), "told nothing more, and not heard")
         #expect(writes(rig.send(.writable)).isEmpty && rig.feed.track == nil)
     }
 
@@ -351,10 +352,14 @@ struct FeedRig {
         for seed in UInt64(1)...80 {
             var random = SplitMix(state: seed)
             var rig = FeedRig(rewinds: rewinds, blockFrames: rewinds ? 240 : 64)
+            // Whether a track was begun and not cancelled since, as the caller knows it.
+            var trackLive = false
             for step in 0..<300 {
                 let input = randomInput(&rig, &random)
                 let before = rig.stream.values
-                let wasIdle = rig.feed.track == nil
+                let wasIdle = !trackLive
+                if case .begin = input { trackLive = true }
+                if case .cancel(let id) = input, id == rig.id { trackLive = false }
                 let wasCut = rig.feed.track?.cutAt != nil
                 let serverRead = rig.stream.readFrame, serverWrite = rig.stream.serverWriteFrame
                 let effects = rig.send(input)
@@ -363,7 +368,7 @@ struct FeedRig {
                 if before?.awaitsReadIndex == true, !isAnswer(input) {
                     #expect(written.isEmpty, "a write while the read index was awaited: \(context)")
                 }
-                if wasIdle, !isBegin(input) { #expect(written.isEmpty, "a write with no track: \(context)") }
+                if wasIdle, !isBegin(input) { #expect(written.isEmpty, "a write with no track, or a cancelled one: \(context)") }
                 if wasCut, !isBegin(input), !isResume(input), !isCancel(input) {
                     #expect(written.isEmpty, "a cut track written before it resumed: \(context)")
                 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 @testable import A11yAudio
 import A11yCore
+import A11yTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -333,24 +334,12 @@ struct FeedRig {
 
     // MARK: The invariant over random runs
 
-    /// A small seeded generator, so that a failing run can be run again.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Random inputs, as an output's caller and a server would give them, on both kinds of server;
     /// after each: no write while a read index is awaited, none before what the server surely read,
     /// none for a track cancelled or cut (until it is resumed), and the stage agrees with the track.
     @Test(arguments: [false, true]) func theInvariantHoldsOverRandomRuns(rewinds: Bool) {
         for seed in UInt64(1)...80 {
-            var random = SplitMix(state: seed)
+            var random = SplitMix64(seed: seed)
             var rig = FeedRig(rewinds: rewinds, blockFrames: rewinds ? 240 : 64)
             // Whether a track was begun and not cancelled since, as the caller knows it.
             var trackLive = false
@@ -401,7 +390,7 @@ struct FeedRig {
 
     /// One input a caller or the server could give now; what the server did first (played, answered,
     /// drained, became ready) is done on the model.
-    func randomInput(_ rig: inout FeedRig, _ random: inout SplitMix) -> StreamFeed.Input {
+    func randomInput(_ rig: inout FeedRig, _ random: inout SplitMix64) -> StreamFeed.Input {
         let id = rig.id
         let track = rig.feed.track
         while true {

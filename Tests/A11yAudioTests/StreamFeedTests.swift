@@ -336,7 +336,8 @@ struct FeedRig {
 
     /// Random inputs, as an output's caller and a server would give them, on both kinds of server;
     /// after each: no write while a read index is awaited, none before what the server surely read,
-    /// none for a track cancelled or cut (until it is resumed), and the stage agrees with the track.
+    /// none for a track cancelled or cut (until it is resumed), a cut track resumed from the frame it
+    /// was cut at, and the stage agrees with the track.
     @Test(arguments: [false, true]) func theInvariantHoldsOverRandomRuns(rewinds: Bool) {
         for seed in UInt64(1)...80 {
             var random = SplitMix64(seed: seed)
@@ -349,7 +350,8 @@ struct FeedRig {
                 let wasIdle = !trackLive
                 if case .begin = input { trackLive = true }
                 if case .cancel(let id) = input, id == rig.id { trackLive = false }
-                let wasCut = rig.feed.track?.cutAt != nil
+                let cutAt = rig.feed.track?.cutAt
+                let wasCut = cutAt != nil
                 let serverRead = rig.stream.readFrame, serverWrite = rig.stream.serverWriteFrame
                 let effects = rig.send(input)
                 let written = writes(effects)
@@ -362,6 +364,12 @@ struct FeedRig {
                     #expect(written.isEmpty, "a cut track written before it resumed: \(context)")
                 }
                 if isCancel(input) { #expect(written.count <= 1, "at most the cut's ramp: \(context)") }
+                // A cut track resumes from the frame it was cut at, ramping up from there.
+                if let cutAt, isResume(input), let track = rig.feed.track, track.cutAt == nil {
+                    #expect(track.rampUpFrom == cutAt, "resumed ramping up from \(String(describing: track.rampUpFrom)), cut at \(cutAt): \(context)")
+                    let writtenNow = written.reduce(0) { $0 + $1.frames.count }
+                    #expect(track.writtenFrames - writtenNow == cutAt, "resumed from frame \(track.writtenFrames - writtenNow), cut at \(cutAt): \(context)")
+                }
                 // Where the first write of this input landed: at or after what the server surely read.
                 if let first = written.first {
                     let landsAt = first.at ?? serverWrite

@@ -137,20 +137,28 @@ import Testing
         }
 
         /// The offset into the reference of the item's sample `index`, for an item whose onset is
-        /// at `onset`: the lag within ±5 ms that best matches the 100 ms of speech from 50 ms after
-        /// the onset (PulseAudio's monitor may drop the first milliseconds of a track as it rewinds).
-        func offset(of index: Int, onset: Int, in recording: Recording) -> Int? {
-            let window = sampleRate / 10, start = sampleRate / 20, maxLag = sampleRate / 200
-            guard onset + start + window + maxLag < recording.samples.count, start + window + maxLag < samples.count else { return nil }
+        /// at `onset`: the lag that best matches the item's 50 ms ending 10 ms before `anchor` (the
+        /// cut's request: up to there the item is the sentence) with the reference, within ±10 ms
+        /// of where the onsets put it (a server may drop a block, or PulseAudio's monitor the first
+        /// milliseconds of a track it rewinds for, before that).
+        func offset(of index: Int, anchor: Int, onset: Int, in recording: Recording) -> Int? {
+            let window = sampleRate / 20, maxLag = sampleRate / 100
+            let start = anchor - sampleRate / 100 - window
+            guard start > onset, start + window <= recording.samples.count else { return nil }
+            let estimate = start - onset
             var best = (lag: 0, distance: Float.infinity)
-            for lag in -maxLag...maxLag {
-                var distance: Float = 0
-                for i in 0..<window {
-                    distance += abs(recording.samples[onset + start + i] - samples[samples.startIndex + start + lag + i])
+            recording.samples.withUnsafeBufferPointer { item in
+                samples.withUnsafeBufferPointer { reference in
+                    for lag in -maxLag...maxLag {
+                        let from = estimate + lag
+                        guard from >= 0, from + window <= reference.count else { continue }
+                        var distance: Float = 0
+                        for i in 0..<window { distance += abs(item[start + i] - reference[from + i]) }
+                        if distance < best.distance { best = (lag, distance) }
+                    }
                 }
-                if distance < best.distance { best = (lag, distance) }
             }
-            return index - onset + best.lag
+            return best.distance.isFinite ? index - onset + best.lag : nil
         }
 
         /// Peak of the reference over `range` of offsets, in 16-bit units (0 outside it).
@@ -179,7 +187,7 @@ import Testing
                 return problem("no silence within 50 ms; peaks of each 10 ms from 20 ms before: \(peaks)")
             }
             let silence = recording.index(atTime: asked.at + cut.silenceAfter)
-            guard let offset = offset(of: silence, onset: recording.index(atTime: onsetTime), in: recording) else {
+            guard let offset = offset(of: silence, anchor: asking, onset: recording.index(atTime: onsetTime), in: recording) else {
                 return problem("the item could not be aligned with the sentence heard whole")
             }
             var verdict = Verdict(lastMillisecondPeak: cut.lastMillisecondPeak, silenceAfter: cut.silenceAfter)

@@ -42,7 +42,15 @@ func fuzzRender(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 let languages: [String?] = [nil, "fr", "en-us", "de", "pt-BR", "ja", "xx-unknown", "cs"]
 let ipas = ["bɔ̃ʒuʁ", "ˈhɛloʊ", "ʃ", "a.b", "ʀʁr", "ɐ̃w̃", "²anden", "ts͡ʃ", "ˈˈ", "k:"]
-let engine = try! WorkerEngine(logger: Logger(label: "a11yd.fuzz"))
+/// What tells eSpeak where its data is, as a11yd passes it to its worker.
+let environment = WorkerEngine.passedEnvironment.reduce(into: [String: String]()) { environment, name in
+    if let value = getenv(name) { environment[name] = String(cString: value) }
+}
+let engine: WorkerEngine = blocking {
+    // The worker may not start in process: a finding must be the worker's.
+    try! await WorkerEngine.start(
+        .espeak(environment: environment, inProcess: .never), logger: Logger(label: "a11yd.fuzz"))
+}
 let pronouncer = Pronouncer(engine: engine)
 
 /// A failure that is the worker's death or hang, not a refusal: what a11yd reports when it had to
@@ -136,7 +144,7 @@ func plan(_ request: SpeechRequest, raw: (Int, Int, Int)?) async throws -> Utter
         r <= 0.5 ? Int((80 + 95 * r / 0.5).rounded()) : Int((175 + 275 * (r - 0.5) / 0.5).rounded())
     } ?? 175
     let pitch = request.pitch.map { p in
-        let octaves = log2(p)
+        let octaves = p.octaves
         return min(100, max(0, Int((octaves < 0 ? 50 * (1 + octaves) : 50 + 50 * octaves).rounded())))
     } ?? 50
     let volume = request.volume.map { Int((100 * $0).rounded()) } ?? 100

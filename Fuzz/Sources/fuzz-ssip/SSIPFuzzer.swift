@@ -56,8 +56,11 @@ func fuzzSSIP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 check(reply)
                 finalReplies += 1
             case .control(_, _, let reply):
-                check(reply)
-                finalReplies += 1
+                // Nil for STOP and CANCEL: their reply came before, as a `.reply` of its own.
+                if let reply {
+                    check(reply)
+                    finalReplies += 1
+                }
             case .speak(let request, _):
                 switch prepare(request) {
                 case .failure(let error): next = session.failed(error)
@@ -70,9 +73,11 @@ func fuzzSSIP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             case .changeOthers(let change, _):
                 next = session.changedOthers(change, found: answer & 1 == 0)
             case .findSynthesisVoice(let name, let target):
-                next = session.synthesisVoiceFound(name: name, language: answer & 1 == 0 ? "fr" : nil, target: target)
+                next = session.synthesisVoiceFound(name: name, among: answer & 1 == 0 ? voices : [], target: target)
             case .listSynthesisVoices(let language, let variant):
                 next = session.listed(voices, language: language, variant: variant)
+            case .listOutputModules:
+                next = session.listedModules(voices)
             case .close:
                 require(session.isClosed, "close while the session is open")
             }
@@ -117,11 +122,11 @@ func prepare(_ request: SpeechRequest) -> Result<Void, SpeechError> {
     case .element:
         require(false, "SSIP never posts an element")
     }
-    for value in [request.rate, request.pitch, request.volume].compactMap({ $0 }) {
+    for value in [request.rate, request.pitch?.octaves, request.volume].compactMap({ $0 }) {
         require(value.isFinite, "a non-finite setting in \(request)")
     }
     if let rate = request.rate { require((0...1).contains(rate), "rate \(rate)") }
-    if let pitch = request.pitch { require((0.5...2).contains(pitch), "pitch \(pitch)") }
+    if let pitch = request.pitch { require((-1...1).contains(pitch.octaves), "pitch \(pitch.octaves) octaves") }
     if let volume = request.volume { require((0...1).contains(volume), "volume \(volume)") }
     return .success(())
 }

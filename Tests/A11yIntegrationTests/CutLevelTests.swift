@@ -17,7 +17,7 @@ import Testing
 /// starts where the reference is itself quiet is counted as the speech's own and not judged.
 @Suite(.serialized) struct CutLevelTests {
     /// Cuts per sound server, half `stop`, half immediate `pause` (`A11YD_TEST_CUTS` for more).
-    static let cuts = Int(ProcessInfo.processInfo.environment["A11YD_TEST_CUTS"] ?? "") ?? 10
+    static let cuts = Int(ProcessInfo.processInfo.environment["A11YD_TEST_CUTS"] ?? "") ?? 16
     /// The moments cut: uniformly random between these seconds after the item's `started` (the
     /// sentence speaks throughout them).
     static let earliest = 0.1, latest = 1.6

@@ -13,6 +13,12 @@ public struct Recording: Sendable {
     /// (index one past the chunk's last sample, arrival time in seconds since the recorder's zero).
     public let chunkEnds: [(end: Int, time: Double)]
 
+    public init(sampleRate: Int, samples: [Float], chunkEnds: [(end: Int, time: Double)]) {
+        self.sampleRate = sampleRate
+        self.samples = samples
+        self.chunkEnds = chunkEnds
+    }
+
     /// Seconds since the recorder's zero at which sample `index` was mixed (arrival of its chunk
     /// minus the samples that followed it in that chunk).
     public func time(ofSample index: Int) -> Double {
@@ -185,14 +191,54 @@ public struct Recording: Sendable {
 
     /// The sharpest bend of the waveform between `from` and `to` seconds: the largest
     /// |s[i-1] − 2 s[i] + s[i+1]|, in 16-bit units. A jump of the waveform (a click) bends it by
-    /// about its height; a 440 Hz tone at half scale, ramped or not, by about 54.
+    /// about its height; a 440 Hz tone at half scale, ramped or not, by about 54. The edges of a
+    /// dropout (`dropouts`) are not counted: they are the server's or the recorder's, not the sound's.
     public func sharpestBend(from: Double, to: Double) -> Int {
         let a = max(1, index(atTime: from)), b = min(samples.count - 1, index(atTime: to))
         guard b > a else { return 0 }
+        let gaps = dropouts(in: a..<b)
         var sharpest: Float = 0
-        for i in a..<b { sharpest = max(sharpest, abs(samples[i - 1] - 2 * samples[i] + samples[i + 1])) }
+        for i in a..<b where !gaps.contains(where: { $0.lowerBound - 1 <= i && i <= $0.upperBound }) {
+            sharpest = max(sharpest, abs(samples[i - 1] - 2 * samples[i] + samples[i + 1]))
+        }
         return Int((sharpest * 32_768).rounded())
     }
+
+    /// The dropouts among `range`'s samples: digital silence from a quarter millisecond to `Self.longestDropout`
+    /// inside a sound that goes on at full level (a peak of `Self.dropoutEdgeLevel` or more in the
+    /// half millisecond on each side). A server that missed its turn under load, or a stream it
+    /// starved, leaves one; a cut or a resume never does, since each goes through a ramp, to or from
+    /// a silence that lasts.
+    public func dropouts(in range: Range<Int>) -> [Range<Int>] {
+        let longest = Int(Self.longestDropout * Double(sampleRate)), edge = max(1, sampleRate / 2000)
+        // A tone passes through zero on a sample now and then: a quarter of a millisecond at least.
+        let shortest = max(2, sampleRate / 4000)
+        var found: [Range<Int>] = []
+        var i = max(range.lowerBound, edge)
+        let end = min(range.upperBound, samples.count - edge)
+        while i < end {
+            guard abs(samples[i]) < Self.silenceLevel, abs(samples[i - 1]) >= Self.silenceLevel else {
+                i += 1
+                continue
+            }
+            var after = i
+            while after < samples.count, after - i <= longest, abs(samples[after]) < Self.silenceLevel { after += 1 }
+            if after - i >= shortest, after - i <= longest, after + edge <= samples.count,
+                Self.peak(samples, i - edge, i) >= Self.dropoutEdgeLevel, Self.peak(samples, after, after + edge) >= Self.dropoutEdgeLevel
+            {
+                found.append(i..<after)
+            }
+            i = after
+        }
+        return found
+    }
+
+    /// The longest silence `dropouts` takes for one (PipeWire's graph skips a block of 1.3 ms,
+    /// PulseAudio starved a stream for up to 2 ms, on a loaded machine).
+    public static let longestDropout = 0.004
+    /// The least peak, in 16-bit units, of the sound around a dropout: a quarter of full scale,
+    /// which the half-scale test tones exceed in any half millisecond and no ramp's end reaches.
+    public static let dropoutEdgeLevel = 8_192
 
     /// Peak |sample| of `s[a..<b]` in 16-bit units.
     public static func peak(_ s: [Float], _ a: Int, _ b: Int) -> Int {

@@ -76,7 +76,11 @@ struct DuckingTests {
         let t = speaker.begin(format: mono22k).id
         speaker.append(speech(seconds: 3), to: t)
         speaker.end(t)
-        await sleep(seconds: 0.8)
+        // Ducked: the state file is written as the music is lowered. Then long enough for the window
+        // the tests read before they close (a fixed 0.8 s from the start of speech read the music
+        // unducked once, on a loaded machine that had not lowered it yet).
+        _ = await waitFor(3) { FileManager.default.fileExists(atPath: setup.stateFile) }
+        await sleep(seconds: 0.45)
         return before
     }
 

@@ -7,10 +7,10 @@ public struct WorkerLaunch: Sendable {
     /// When the engine is loaded into a11yd's own process instead of a worker.
     public enum InProcess: Sendable, Equatable {
         /// Never: Piper is not linked into a11yd; its requests fail with the reason while no
-        /// worker can start (`WorkerSupervision.restartPause`).
+        /// worker can start (`WorkerSupervisor.restartPause`).
         case never
         /// eSpeak, once no worker can start (at a11yd's start, or later after
-        /// `WorkerEngine.startAttempts` failed starts); the log says so, as an error.
+        /// `WorkerSupervisor.startAttempts` failed starts); the log says so, as an error.
         case whenNoWorkerStarts
         /// eSpeak from the start, no worker at all (`A11YD_ENGINE_IN_PROCESS=1`, to rule the worker
         /// out; the tests' in-process daemon).

@@ -2,57 +2,18 @@
 import A11ySystem
 import CSeccomp
 import Glibc
-import DequeModule
 import Logging
-import NIOCore
-import Synchronization
 import SystemPackage
 
-/// One running engine worker, seen from a11yd: its pid and a11yd's end of the socket pair.
-/// Used by `WorkerEngine`'s link thread only, except `send`, which the link thread and a
-/// cancelling consumer may call at once (a lock keeps their frames whole).
+/// One running engine worker, seen from a11yd: its pid, and the reader of its stderr. a11yd's end
+/// of its channel is handed to the caller at the start (`WorkerLink` makes it a NIO channel).
 final class WorkerProcess: Sendable {
     let pid: pid_t
-    /// a11yd's end of the channel.
-    let descriptor: Int32
-    /// Held while a frame is written, and while the channel is closed; true once it is. A consumer's
-    /// cancel may come just as the link thread ends the worker: it then finds the channel closed
-    /// instead of sending on the number, which by then may be another descriptor's of a11yd.
-    private let sendLock = Mutex<Bool>(false)
-    /// Only the link thread reads (`receive`), so only it touches what was read. `Mutex` makes the
-    /// class `Sendable` without claiming more than that.
-    private let incoming = Mutex(IncomingFrames())
-
-    /// What `receive` has read of the channel and not handed out yet: the bytes of a frame still
-    /// arriving, the messages decoded, and the refusal that ends them (after the messages before it).
-    private struct IncomingFrames {
-        let decoder = NIOSingleStepByteToMessageProcessor(WorkerFrameDecoder())
-        var messages = Deque<WorkerMessage>()
-        var refusal: (any Error)?
-
-        /// The next message, or nil until more bytes arrive.
-        mutating func next() throws -> WorkerMessage? {
-            if let message = messages.popFirst() { return message }
-            if let refusal { throw refusal }
-            return nil
-        }
-
-        mutating func append(_ bytes: ByteBuffer) {
-            guard refusal == nil else { return }
-            do {
-                try decoder.process(buffer: bytes) { messages.append($0) }
-            } catch {
-                refusal = error
-            }
-        }
-    }
-
     /// What reads the worker's stderr into a11yd's log.
     private let stderr: WorkerStderrReader
 
-    private init(pid: pid_t, descriptor: Int32, stderr: WorkerStderrReader) {
+    private init(pid: pid_t, stderr: WorkerStderrReader) {
         self.pid = pid
-        self.descriptor = descriptor
         self.stderr = stderr
     }
 
@@ -60,11 +21,12 @@ final class WorkerProcess: Sendable {
     /// on /dev/null, and stderr on a pipe whose lines `WorkerStderrReader` logs through `logger`
     /// as a11yd's own, naming `engine`. The Swift runtime's crash backtracer is off in the worker:
     /// it would try to exec a program, which the sandbox forbids, and a crash must end quickly.
-    /// `environment`: the little else the worker is given (where eSpeak's data is).
+    /// `environment`: the little else the worker is given (where eSpeak's data is). Returns the
+    /// worker and a11yd's end of the socket pair, which the caller owns.
     static func start(
         executable: String, arguments: [String], environment: [String: String] = [:], engine: String = "engine",
         logger: Logger = Logger(label: "a11yd")
-    ) throws(WorkerFailure) -> WorkerProcess {
+    ) throws(WorkerFailure) -> (process: WorkerProcess, channel: Int32) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw WorkerFailure("socketpair: \(SystemCall.lastError.description)")
@@ -98,124 +60,8 @@ final class WorkerProcess: Sendable {
             _ = try? SystemCall.retryingOnInterrupt { waitpid(pid, &status, 0) }
             throw WorkerFailure("no thread could be started to read its stderr")
         }
-        return WorkerProcess(pid: pid, descriptor: pair[0], stderr: reader)
+        return (WorkerProcess(pid: pid, stderr: reader), pair[0])
     }
-
-    /// Why a message could not be sent.
-    struct SendFailure: Error, CustomStringConvertible {
-        /// The channel is closed: the worker is gone (else it read nothing for the time allowed).
-        var workerGone: Bool
-        var description: String
-    }
-
-    /// Writes `message` whole, waiting at most `timeout` each time the channel is full; nil, or
-    /// why it could not (the worker is gone, or reads nothing: a stopped worker must not hold the
-    /// link thread in `send` for ever).
-    func send(_ message: WorkerMessage, timeout: Duration) -> SendFailure? {
-        let frame = WorkerFrame.encode(message)
-        return sendLock.withLock { closed in
-            closed ? SendFailure(workerGone: true, description: "its channel is closed") : write(frame, timeout: timeout)
-        }
-    }
-
-    /// Sends `message` only if that cannot block: not while the link thread is in the middle of a
-    /// frame, nor when the channel is full. For a cancel, from whatever thread the consumer left on
-    /// (a pool thread must never wait on a worker); the link thread sends it itself otherwise.
-    func sendIfReady(_ message: WorkerMessage) -> Bool {
-        let frame = WorkerFrame.encode(message)
-        return sendLock.withLockIfAvailable { closed in !closed && write(frame, timeout: .zero) == nil } ?? false
-    }
-
-    /// Under `sendLock`. A frame cut short by a timeout leaves the channel unusable: the caller
-    /// then ends the worker.
-    private func write(_ frame: ByteBuffer, timeout: Duration) -> SendFailure? {
-        var frame = frame
-        while frame.readableBytes > 0 {
-            do {
-                let sent = try SystemCall.retryingOnInterrupt {
-                    frame.withUnsafeReadableBytes {
-                        Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                    }
-                }
-                guard sent > 0 else { return SendFailure(workerGone: true, description: "send: nothing sent") }
-                frame.moveReaderIndex(forwardBy: sent)
-                continue
-            } catch .resourceTemporarilyUnavailable {
-                // The channel is full: wait below for the worker to read.
-            } catch {
-                return SendFailure(workerGone: true, description: "send: \(error)")
-            }
-            guard timeout > .zero else { return SendFailure(workerGone: false, description: "the channel is full") }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let ready = (try? SystemCall.retryingOnInterrupt { poll(&poller, 1, Self.milliseconds(timeout)) }) ?? 0
-            guard ready > 0 else { return SendFailure(workerGone: false, description: "it read nothing for \(timeout)") }
-        }
-        return nil
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        return Int32(clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue + attoseconds / 1_000_000_000_000_000)
-    }
-
-    enum Received {
-        case message(WorkerMessage)
-        /// Nothing within the time allowed.
-        case silent
-        /// The channel closed (the worker died) or carried what cannot be: why.
-        case broken(String)
-    }
-
-    /// The next message; `.silent` once the worker, sending nothing, has spent no CPU for `timeout`
-    /// or looped for `SilenceWatch.runawayFactor` times it (nil: waits as long as it takes). A
-    /// worker that works slowly (a busy machine) is waited for: see `SilenceWatch`.
-    func receive(timeout: Duration?) -> Received {
-        // Made only when no whole message was read yet: one read brings many chunks.
-        var buffer: ByteBuffer?
-        let clock = ContinuousClock()
-        var watch = timeout.map { SilenceWatch(limit: $0, now: clock.now, cpu: cpuTime()) }
-        var wait = timeout.map(SilenceWatch.slice)
-        while true {
-            do {
-                if let message = try incoming.withLock({ try $0.next() }) {
-                    return .message(message)
-                }
-            } catch {
-                return .broken("it sent a bad message (\(error))")
-            }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready: Int32
-            do {
-                ready = try SystemCall.retryingOnInterrupt { poll(&poller, 1, wait.map(Self.milliseconds) ?? -1) }
-            } catch {
-                return .broken("its channel cannot be watched (poll: \(error))")
-            }
-            if ready == 0, var silence = watch {
-                switch silence.verdict(now: clock.now, cpu: cpuTime(), waitsForTheMachine: waitsForTheMachine()) {
-                case .hung: return .silent
-                case .wait(let next): wait = next
-                }
-                watch = silence
-                continue
-            }
-            var bytes = buffer ?? ByteBuffer()
-            bytes.clear(minimumCapacity: Self.readSize)
-            let count = bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { space in
-                (try? SystemCall.retryingOnInterrupt { read(descriptor, space.baseAddress, space.count) }) ?? 0
-            }
-            guard count > 0 else { return .broken("its channel closed") }
-            // Something came: the silence, if any, starts again from here.
-            if let limit = timeout {
-                watch = SilenceWatch(limit: limit, now: clock.now, cpu: cpuTime())
-                wait = SilenceWatch.slice(of: limit)
-            }
-            incoming.withLock { $0.append(bytes) }
-            buffer = bytes
-        }
-    }
-
-    /// The most one read takes from the channel.
-    static let readSize = 64 * 1024
 
     /// The CPU time the worker has spent, all its threads; nil when it cannot be read (it is gone).
     func cpuTime() -> Duration? {
@@ -242,19 +88,10 @@ final class WorkerProcess: Sendable {
         return line[line.index(after: close)...].first { $0 != " " }
     }
 
-    /// Kills the worker (if it still runs), waits for it and closes the channel: how it ended.
-    func end() -> String {
-        kill(pid, SIGKILL)
-        return reap()
-    }
-
-    /// Closes the channel (a healthy worker then exits) and waits for it: how it ended.
-    func reap() -> String {
-        sendLock.withLock { closed in
-            guard !closed else { return }
-            close(descriptor)
-            closed = true
-        }
+    /// Kills the worker first if `killing` (else it is expected to exit, its channel closed), and
+    /// waits for it: how it ended. Blocks: called on a thread that may.
+    func wait(killing: Bool) -> String {
+        if killing { kill(pid, SIGKILL) }
         var status: Int32 = 0
         do {
             _ = try SystemCall.retryingOnInterrupt { waitpid(pid, &status, 0) }
@@ -269,7 +106,7 @@ final class WorkerProcess: Sendable {
         return "it was killed by signal \(signal) (\(Self.signalName(signal)))"
     }
 
-    /// How long `reap` waits for the end of the worker's stderr once the worker is gone.
+    /// How long `wait` waits for the end of the worker's stderr once the worker is gone.
     static let stderrEndLimit = Duration.seconds(1)
 
     static func signalName(_ signal: Int32) -> String {

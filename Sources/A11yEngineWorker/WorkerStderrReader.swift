@@ -33,7 +33,7 @@ final class WorkerStderrReader: Sendable {
     /// worker wrote is logged. A worker's pipe ends with it, unless something it started still
     /// holds its stderr (a sandboxed worker can start nothing).
     func waitForTheEnd(limit: Duration) -> Bool {
-        done.wait(timeout: .now() + .milliseconds(Int(WorkerProcess.milliseconds(limit)))) == .success
+        done.wait(timeout: .now() + .milliseconds(Int(Self.milliseconds(limit)))) == .success
     }
 
     private func run(descriptor: Int32, engine: String, pid: pid_t, logger: Logger) {
@@ -54,7 +54,7 @@ final class WorkerStderrReader: Sendable {
             // Asleep until bytes come or the pipe ends; or until a traceback has waited long enough
             // for its last line, or a window's drops can be told. Rounded up: woken early, it would
             // only wait again.
-            let timeout = lines.nextTick.map { max(0, WorkerProcess.milliseconds($0 - clock.now)) + 1 } ?? -1
+            let timeout = lines.nextTick.map { max(0, Self.milliseconds($0 - clock.now)) + 1 } ?? -1
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, timeout)
             if ready < 0 {
@@ -71,5 +71,11 @@ final class WorkerStderrReader: Sendable {
             log(lines.read(buffer[0..<count], now: clock.now))
         }
         log(lines.finish(now: clock.now))
+    }
+
+    /// `duration` in whole milliseconds, for poll and the semaphore (clamped: a bound far off waits long).
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue + attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -233,6 +233,13 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     // MARK: - The worker
 
+    /// Start a worker now, if there is none, so that the first request finds it ready.
+    mutating func startNow() -> [Action] {
+        guard case .stopped(.notStarted) = state else { return [] }
+        state = .starting(attempt: 1, worker: nil, waiting: [])
+        return [.startWorker]
+    }
+
     /// The worker asked for by `startWorker` was spawned: it has `readyLimit` to say `ready`.
     mutating func spawned(_ worker: Worker) -> [Action] {
         guard case .starting(let attempt, nil, let waiting) = state else {

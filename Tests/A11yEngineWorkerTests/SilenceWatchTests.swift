@@ -69,23 +69,32 @@ struct SilenceWatchTests {
 
     // MARK: Real processes
 
-    static func worker(_ script: String) throws -> WorkerProcess {
+    /// A worker started as a11yd starts one, and a11yd's end of its channel.
+    static func worker(_ script: String) throws -> (process: WorkerProcess, channel: Int32) {
         try WorkerProcess.start(executable: "/usr/bin/python3", arguments: ["-c", script])
     }
 
-    /// A cancel that comes just as the link thread ends the worker finds the channel closed: it
-    /// sends nothing, neither on the number closed nor on the descriptor that took that number since.
-    @Test func aWorkerEndedSendsNoMoreFrames() throws {
-        let worker = try Self.worker("import sys\nsys.stdin.buffer.read()")
-        _ = worker.reap()
-        var pair: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)  // the lowest free numbers
-        defer { for end in pair { close(end) } }
-        #expect(!worker.sendIfReady(.cancel(id: 7)), "a cancel sent after the end")
-        #expect(worker.send(.cancel(id: 7), timeout: .milliseconds(10)) != nil, "a frame sent after the end")
-        var byte: UInt8 = 0
-        for end in pair {
-            #expect(recv(end, &byte, 1, Int32(MSG_DONTWAIT)) < 0, "bytes arrived on descriptor \(end), which took the worker's number \(worker.descriptor)")
+    enum Watched: Equatable {
+        case hung
+        /// Its channel closed (it exited).
+        case closed
+    }
+
+    /// What the engine link does with a silent worker, in real time: `SilenceWatch` asked at each
+    /// of its slices, with the worker's CPU time and run state read for real, until it calls the
+    /// worker hung or the worker's channel closes. Closes the channel.
+    static func watch(_ worker: (process: WorkerProcess, channel: Int32), limit: Duration) -> Watched {
+        defer { close(worker.channel) }
+        let clock = ContinuousClock()
+        var silence = SilenceWatch(limit: limit, now: clock.now, cpu: worker.process.cpuTime())
+        var wait = SilenceWatch.slice(of: limit)
+        while true {
+            var poller = pollfd(fd: worker.channel, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, Int32((wait / .milliseconds(1)).rounded(.up))) > 0 { return .closed }
+            switch silence.verdict(now: clock.now, cpu: worker.process.cpuTime(), waitsForTheMachine: worker.process.waitsForTheMachine()) {
+            case .hung: return .hung
+            case .wait(let next): wait = next
+            }
         }
     }
 
@@ -97,44 +106,41 @@ struct SilenceWatchTests {
     /// took it for hung and killed it: every item `error` at load 12).
     @Test func aWorkerSlowedByABusyMachineIsNotTakenForHung() async throws {
         let worker = try Self.worker(String(format: Self.burnsThenExits, 0.5))
+        let pid = worker.process.pid
         let throttle = Task.detached {
             while !Task.isCancelled {
-                kill(worker.pid, SIGSTOP)
+                kill(pid, SIGSTOP)
                 usleep(40_000)
-                kill(worker.pid, SIGCONT)
+                kill(pid, SIGCONT)
                 usleep(10_000)
             }
         }
         let began = ContinuousClock.now
-        let received = worker.receive(timeout: .milliseconds(500))
+        let watched = Self.watch(worker, limit: .milliseconds(500))
         throttle.cancel()
         _ = await throttle.value
-        kill(worker.pid, SIGCONT)
+        kill(pid, SIGCONT)
         let took = ContinuousClock.now - began
-        guard case .broken(let why) = received else {
-            Issue.record("taken for hung after \(took): \(received)")
-            _ = worker.end()
-            return
-        }
-        #expect(why == "its channel closed", "after \(took)")
+        #expect(watched == .closed, "taken for hung after \(took)")
         #expect(took > .seconds(1), "it was slowed down: \(took)")
-        _ = worker.reap()
+        _ = worker.process.wait(killing: watched == .hung)
     }
 
     @Test func aStoppedWorkerIsSilent() throws {
         let worker = try Self.worker("import time\ntime.sleep(30)")
-        kill(worker.pid, SIGSTOP)
-        guard case .silent = worker.receive(timeout: .milliseconds(500)) else {
-            Issue.record("a stopped worker was not taken for hung")
-            return
-        }
-        #expect(worker.end().contains("SIGKILL"))
+        kill(worker.process.pid, SIGSTOP)
+        #expect(Self.watch(worker, limit: .milliseconds(500)) == .hung, "a stopped worker was not taken for hung")
+        #expect(worker.process.wait(killing: true).contains("SIGKILL"))
     }
 
     /// Read from /proc for real: a looping worker's thread is runnable, a sleeping one's is not.
     @Test func aRunnableWorkerWaitsForTheMachineASleepingOneDoesNot() throws {
-        let looping = try Self.worker("while True: pass")
-        let sleeping = try Self.worker("import time\ntime.sleep(30)")
+        let (looping, loopingChannel) = try Self.worker("while True: pass")
+        let (sleeping, sleepingChannel) = try Self.worker("import time\ntime.sleep(30)")
+        defer {
+            close(loopingChannel)
+            close(sleepingChannel)
+        }
         // Python starts (reading, running: R or D) before it loops or sleeps; on a busy machine, for
         // a while: each is given 10 s to be seen as it then stays.
         func seen(_ condition: () -> Bool) -> Bool {
@@ -148,17 +154,14 @@ struct SilenceWatchTests {
         #expect(seen { looping.waitsForTheMachine() }, "looping: R")
         #expect(seen { !sleeping.waitsForTheMachine() }, "asleep: S")
         #expect(looping.waitsForTheMachine(), "still looping: R")
-        _ = looping.end()
-        _ = sleeping.end()
+        _ = looping.wait(killing: true)
+        _ = sleeping.wait(killing: true)
     }
 
     @Test func aLoopingWorkerIsSilent() throws {
         let worker = try Self.worker("while True: pass")
-        guard case .silent = worker.receive(timeout: .milliseconds(300)) else {
-            Issue.record("a looping worker was not taken for hung")
-            return
-        }
-        #expect(worker.cpuTime().map { $0 >= .milliseconds(600) } == true, "it looped for twice the limit of CPU")
-        _ = worker.end()
+        #expect(Self.watch(worker, limit: .milliseconds(300)) == .hung, "a looping worker was not taken for hung")
+        #expect(worker.process.cpuTime().map { $0 >= .milliseconds(600) } == true, "it looped for twice the limit of CPU")
+        _ = worker.process.wait(killing: true)
     }
 }

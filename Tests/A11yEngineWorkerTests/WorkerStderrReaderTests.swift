@@ -27,17 +27,17 @@ struct WorkerStderrReaderTests {
 
     @Test func whatAWorkerWritesOnItsStderrIsLoggedBoundedAtItsLevels() throws {
         let log = RecordedLog()
-        let worker = try WorkerProcess.start(executable: "/bin/sh", arguments: ["-c", Self.script], engine: "test", logger: log.logger())
+        let (worker, channel) = try WorkerProcess.start(executable: "/bin/sh", arguments: ["-c", Self.script], engine: "test", logger: log.logger())
         let pipe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker.pid)/fd/2")
         #expect(pipe.hasPrefix("pipe:"), "\(pipe)")
         // It writes 4 MiB on its stderr and exits: its channel closes, unless it waits for a11yd to
         // read (it would then be silent, spending no CPU).
-        guard case .broken = worker.receive(timeout: .seconds(10)) else {
+        guard SilenceWatchTests.watch((worker, channel), limit: .seconds(10)) == .closed else {
             Issue.record("the worker did not end after writing: it waited for its stderr to be read")
-            _ = worker.end()
+            _ = worker.wait(killing: true)
             return
         }
-        #expect(worker.reap() == "it exited with status 0")
+        #expect(worker.wait(killing: false) == "it exited with status 0")
 
         let entries = log.all
         let messages = entries.map(\.message)
@@ -69,13 +69,14 @@ struct WorkerStderrReaderTests {
     /// A worker killed while it writes: its pipe ends with it, and what it wrote is logged.
     @Test func aKilledWorkersPipeIsClosedWhenItIsReaped() throws {
         let log = RecordedLog()
-        let worker = try WorkerProcess.start(
+        let (worker, channel) = try WorkerProcess.start(
             executable: "/bin/sh", arguments: ["-c", "echo 'a11yd-piper: started' >&2; while :; do echo busy >&2; done"], engine: "test", logger: log.logger())
         let pipe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker.pid)/fd/2")
         // Killed once its first line is logged (read while it writes).
         let deadline = ContinuousClock.now + .seconds(10)
         while log.all.isEmpty, ContinuousClock.now < deadline { usleep(1000) }
-        #expect(worker.end() == "it was killed by signal 9 (SIGKILL)")
+        #expect(worker.wait(killing: true) == "it was killed by signal 9 (SIGKILL)")
+        close(channel)
         #expect(log.all.first?.message == "test worker: started")
         #expect(log.all.count <= 41, "bounded while it floods: \(log.all.count)")
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

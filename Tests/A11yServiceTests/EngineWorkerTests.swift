@@ -361,7 +361,7 @@ import Glibc
         #expect(bonjour.contains("bɔ̃ʒ"), "\(bonjour)")
         let worker = try #require(processes(running: Binaries.daemon, withArgument: "--engine-worker").first { Self.parent(of: $0) == getpid() })
         kill(worker, SIGKILL)
-        // Once the link thread has seen it die (it reaps it), whether or not it is still trying to
+        // Once the link has seen it die (it reaps it), whether or not it is still trying to
         // start another: a request asked earlier could still reach the dying worker, and fail.
         let deadline = ContinuousClock.now + .seconds(10)
         while kill(worker, 0) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }

@@ -36,14 +36,9 @@ final class PiperStarter: PiperSource {
             sampleRate: format.sampleRate, voiceFolders: PiperVoices.folders(environment: environment),
             preload: preload, idleLimit: idleSeconds == 0 ? nil : .seconds(idleSeconds), environment: environment,
             launcher: environment[WorkerEngine.executableSwitch] ?? "/proc/self/exe")
-        do {
-            let engine = try WorkerEngine(launch: launch, format: format, voices: [], startNow: preload != nil, logger: logger)
-            made.withLock { $0.append(engine) }
-            logger.info("Piper runtime found", metadata: ["python": "\(runtime.python.string)"])
-            return engine
-        } catch {
-            logger.error("Piper runtime found but its engine cannot be made", metadata: ["error": "\(error)"])
-            return nil
-        }
+        let engine = WorkerEngine(launch: launch, format: format, voices: [], startNow: preload != nil, logger: logger)
+        made.withLock { $0.append(engine) }
+        logger.info("Piper runtime found", metadata: ["python": "\(runtime.python.string)"])
+        return engine
     }
 }

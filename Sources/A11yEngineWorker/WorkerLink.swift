@@ -108,7 +108,7 @@ final class WorkerLink: Sendable {
             if open { loop.execute { self.apply { $0.submit(ticket, work, now: self.now) } } }
             return open
         }
-        if !handed { work.fail(shutDownError) }
+        if !handed { work.fail(Supervisor.shutDownError(of: launch)) }
     }
 
     func cancel(_ ticket: Ticket) {
@@ -135,10 +135,6 @@ final class WorkerLink: Sendable {
                 }
             }
         }
-    }
-
-    var shutDownError: SpeechError {
-        SpeechError(.shuttingDown, "the \(launch.engine.rawValue) engine was shut down")
     }
 
     /// The sample rate the workers write at, once one said `ready` (or as the caller gave it).

@@ -28,7 +28,7 @@ protocol SupervisedRequest {
 /// a request that made `refusalThreshold` workers fail is refused. Every submitted request ends
 /// exactly once: one `finish`, or one `runInProcess`.
 ///
-/// `WorkerLink` carries out the actions on its event loop; `Worker` is its `LinkedWorker` there,
+/// `WorkerLink` carries out the actions on its event loop; `Worker` is its `WorkerRef` there,
 /// and anything Equatable in the tests (Tests/A11yEngineWorkerTests/WorkerSupervisorTests.swift).
 struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
     /// A request's number: the caller's key to cancel it, and its id in the frames.
@@ -163,8 +163,11 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     private var engine: String { launch.engine.rawValue }
 
-    var shutDownError: SpeechError {
-        SpeechError(.shuttingDown, "the \(engine) engine was shut down")
+    var shutDownError: SpeechError { Self.shutDownError(of: launch) }
+
+    /// What every request fails with once the engine is shut down.
+    static func shutDownError(of launch: WorkerLaunch) -> SpeechError {
+        SpeechError(.shuttingDown, "the \(launch.engine.rawValue) engine was shut down")
     }
 
     // MARK: - Requests

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
 import A11yTestSupport
+import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -167,5 +168,16 @@ final class StandInStarter: WorkerStarter {
         #expect(starter.last.ended.withLock { $0 } == true)
         say("b")
         #expect(end(of: "b")?.contains("the piper engine was shut down") == true)
+    }
+
+    /// The link knows no engine: of the files that serve requests through workers, none imports
+    /// eSpeak's module (only the in-process fallback and the worker's own side do).
+    @Test func theLinkImportsNoEngine() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/A11yEngineWorker")
+        for file in ["WorkerEngine.swift", "WorkerLink.swift", "WorkerSupervisor.swift", "SpawnedWorker.swift", "WorkerProcess.swift", "WorkerLaunch.swift", "SilenceWatch.swift"] {
+            let imports = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8).split(separator: "\n").contains("import A11yEngine")
+            #expect(!imports, "\(file) imports A11yEngine")
+        }
     }
 }

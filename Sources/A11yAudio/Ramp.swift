@@ -62,15 +62,6 @@ enum CutPoint {
     /// onset where it has none), where 2 ms more made every key echo cut by the next wait 2 ms more.
     static let startingLeadMicroseconds: UInt64 = 500
 
-    /// How many frames ahead of a cut's ramp a new track may start on a server that rewinds: a
-    /// ramp's lead less a new track's. What the track sounded there is rewritten under the new one,
-    /// so that should the server have read past it meanwhile (and take it back), what it plays is
-    /// the same sound, the new track's silent lead-in aside.
-    static func framesAheadOfRamp(sampleRate: Int) -> Int {
-        let (gap, under) = rewindingLeadMicroseconds.subtractingReportingOverflow(startingLeadMicroseconds)
-        return under ? 0 : Int(clamping: StreamClock.frames(microseconds: gap, sampleRate: sampleRate) ?? 0)
-    }
-
     /// The first frame a rewrite may start at, given where the server reads now (carried forward
     /// at the stream's rate), the furthest it may have read, and whether it rewinds; `startingTrack`
     /// for a new track's first frame behind a cut, not a ramp's (down, or up on a resume).
@@ -94,19 +85,16 @@ enum CutPoint {
 ///
 /// Audio that follows (the next track, or the same one resumed) is written right after the ramp
 /// while the server cannot have read that far, so nothing waits and nothing of the ramp is lost;
-/// a new track with enough audio at hand may start earlier, inside the ramp or, on a server that
-/// rewinds, just ahead of it (`before`), mixed with what is left of the cut track's sound (a
-/// crossfade: the next key's echo does not wait for the last one's ramp). Once the ramp has been
-/// heard, the silence left is dropped and the stream corked, as at the end of a track.
+/// a new track with enough audio at hand may start earlier, inside the ramp, mixed with what is
+/// left of it (a crossfade: the next key's echo does not wait for the last one's ramp to end).
+/// Once the ramp has been heard, the silence left is dropped and the stream corked, as at the end
+/// of a track.
 struct StreamTail: Equatable {
     var rampEnd: Int64
     var end: Int64
     /// The ramp's samples as written, interleaved: what audio placed inside it is mixed with.
     var ramp: [Int16] = []
     var channels = 1
-    /// The cut track's sound as written just before the ramp, interleaved (`CutPoint.framesAheadOfRamp`
-    /// on a server that rewinds; none on one that does not): a new track may start there, mixed with it.
-    var before: [Int16] = []
 
     /// Where the ramp starts (at `rampEnd` when its samples are not known: nothing is mixed).
     var rampStart: Int64 {
@@ -114,38 +102,30 @@ struct StreamTail: Equatable {
         return overflow ? rampEnd : start
     }
 
-    /// Where the sound a new track may be mixed with starts: `before`, then the ramp.
-    var mixStart: Int64 {
-        let (start, overflow) = rampStart.subtractingReportingOverflow(Int64(before.count / max(channels, 1)))
-        return overflow ? rampStart : start
-    }
-
     /// Where audio that follows may start: right after the ramp, or at `unread` if that is later.
-    /// A new track may start inside the ramp instead (or ahead of it, from `mixStart`), mixed with
-    /// what is left of the cut track's sound, at `mixing.unread` (past where the server reads by a
-    /// new track's lead: if it read past that meanwhile, the cut track's sound alone plays there and
-    /// only the new one's silent lead-in is lost), when its `mixing.frames` (what it can write at
-    /// once) cover the rest of the ramp, so that none of the ramp is dropped unmixed (PipeWire's
-    /// pulse server drops what follows a write). Nil when less than `room` frames of silence would
-    /// be left after it (the server is about to run out: start afresh, after a flush).
+    /// A new track may start inside the ramp instead, mixed with what is left of it, at
+    /// `mixing.unread` (past where the server reads by a new track's lead: if it read past that
+    /// meanwhile, the ramp alone plays there and only the track's silent lead-in is lost), when its
+    /// `mixing.frames` (what it can write at once) cover the rest of the ramp,
+    /// so that none of the ramp is dropped unmixed (PipeWire's pulse server drops what follows a
+    /// write). Nil when less than `room` frames of silence would be left after it (the server is
+    /// about to run out: start afresh, after a flush).
     func placement(unread: Int64, room: Int64, mixing: (unread: Int64, frames: Int64)? = nil) -> Int64? {
         var at = max(rampEnd, unread)
         if let mixing {
-            let inside = max(mixStart, mixing.unread)
+            let inside = max(rampStart, mixing.unread)
             if inside < rampEnd, rampEnd - inside <= mixing.frames { at = inside }
         }
         let (limit, under) = end.subtractingReportingOverflow(max(room, 0))
         return !under && at <= limit ? at : nil
     }
 
-    /// What is left of the cut track's sound from stream frame `frame` on (`before`, then the
-    /// ramp), interleaved: empty past the ramp's end.
-    func soundLeft(from frame: Int64) -> [Int16] {
+    /// What is left of the ramp from stream frame `frame` on, interleaved (empty past its end).
+    func rampLeft(from frame: Int64) -> [Int16] {
         guard frame < rampEnd else { return [] }
-        let sound = before + ramp
-        let (skipped, overflow) = frame.subtractingReportingOverflow(mixStart)
+        let (skipped, overflow) = frame.subtractingReportingOverflow(rampStart)
         let from = overflow ? 0 : Int(clamping: max(skipped, 0)) * max(channels, 1)
-        return from < sound.count ? Array(sound[from...]) : []
+        return from < ramp.count ? Array(ramp[from...]) : []
     }
 
     /// The whole ramp has been heard: the server had surely read `margin` frames past it, on top

@@ -401,7 +401,7 @@ struct StreamFeed {
                     mixing: t.startsAfresh ? (unread(reading, t, stream, startingTrack: true), Int64(limit)) : nil)
             else { return publish(&step) }
             t.continues(atStreamFrame: at)
-            t.mixes(tail.soundLeft(from: at))
+            t.mixes(tail.rampLeft(from: at))
             stage = .clear
         }
         if t.writtenFrames < limit {
@@ -502,16 +502,10 @@ struct StreamFeed {
         let end = rampEnd.partialValue.addingReportingOverflow(Int64(silence))
         guard !rampEnd.overflow, !end.overflow else { return false }
         step.cancelDrain()
-        // On a server that rewinds, a new track may start a little ahead of the ramp: what the
-        // track sounded there is kept to go under it.
-        let lead = stream.serverRewinds
-            ? min(CutPoint.framesAheadOfRamp(sampleRate: t.format.sampleRate), frame - segment.trackFrame) : 0
-        let before = lead > 0 ? t.asWritten(frame - lead..<frame) : []
         let ramp = t.cut(at: frame)
         step.write(ramp + [Int16](repeating: 0, count: silence * t.channels), frames: 0..<rampLength + silence, at: at)
         track = t
-        stage = .tail(
-            StreamTail(rampEnd: rampEnd.partialValue, end: end.partialValue, ramp: ramp, channels: t.channels, before: before))
+        stage = .tail(StreamTail(rampEnd: rampEnd.partialValue, end: end.partialValue, ramp: ramp, channels: t.channels))
         // A fresh reading soon: where the server reads decides when the ramp was heard.
         step.refreshTiming()
         return true

@@ -91,11 +91,6 @@ struct Track {
         return out
     }
 
-    /// Frames `frames` as the server was given them.
-    func asWritten(_ frames: Range<Int>) -> [Int16] {
-        samplesForWriting(frames) ?? copy(frames) { _ in 1 }
-    }
-
     /// Frames the underlay lasts.
     private var underlayFrames: Int { underlay.count / channels }
 

@@ -85,27 +85,13 @@ import Testing
         #expect(tail.placement(unread: 900, room: 22, mixing: (900, 1_000)) == 1_000, "never before the ramp starts")
         #expect(tail.placement(unread: 1_200, room: 22, mixing: (1_200, 1_000)) == 1_200, "past the ramp: as before")
         #expect(tail.placement(unread: 1_011, room: 22, mixing: (1_100, 1_000)) == 1_088, "the lead reaches past the ramp: after it")
-        #expect(tail.soundLeft(from: 1_011) == (1...77).reversed().map { Int16($0) })
-        #expect(tail.soundLeft(from: 900).count == 88 && tail.soundLeft(from: 1_088).isEmpty && tail.soundLeft(from: .max).isEmpty)
-        #expect(tail.soundLeft(from: .min).count == 88)
+        #expect(tail.rampLeft(from: 1_011) == (1...77).reversed().map { Int16($0) })
+        #expect(tail.rampLeft(from: 900).count == 88 && tail.rampLeft(from: 1_088).isEmpty && tail.rampLeft(from: .max).isEmpty)
+        #expect(tail.rampLeft(from: .min).count == 88)
         let stereo = StreamTail(rampEnd: 1_088, end: 1_749, ramp: [Int16](repeating: 5, count: 176), channels: 2)
-        #expect(stereo.rampStart == 1_000 && stereo.soundLeft(from: 1_087) == [5, 5])
+        #expect(stereo.rampStart == 1_000 && stereo.rampLeft(from: 1_087) == [5, 5])
         #expect(StreamTail(rampEnd: .min, end: .max, ramp: [1, 2]).placement(unread: .min, room: 0, mixing: (.min, .max)) == .min,
                 "a ramp whose start no integer holds is not mixed into")
-    }
-
-    @Test func onAServerThatRewindsANewTrackMayStartAheadOfTheRampMixedWithTheCutTracksSound() {
-        // 33 frames of the cut track's sound (the values 200 down to 168) before a ramp of 88 from 1,000.
-        let before = (168...200).reversed().map { Int16($0) }, ramp = (1...88).reversed().map { Int16($0) }
-        let tail = StreamTail(rampEnd: 1_088, end: 1_749, ramp: ramp, before: before)
-        #expect(tail.mixStart == 967 && tail.rampStart == 1_000)
-        #expect(tail.placement(unread: 1_011, room: 22, mixing: (970, 118)) == 970, "ahead of the ramp, mixed with what precedes it")
-        #expect(tail.soundLeft(from: 970) == Array(before[3...]) + ramp)
-        #expect(tail.placement(unread: 1_011, room: 22, mixing: (900, 1_000)) == 967, "never before the sound kept")
-        #expect(tail.placement(unread: 1_011, room: 22, mixing: (970, 117)) == 1_088, "too little audio to cover the rest: after the ramp")
-        #expect(tail.soundLeft(from: 900) == before + ramp && tail.soundLeft(from: 1_000) == ramp)
-        #expect(CutPoint.framesAheadOfRamp(sampleRate: 22_050) == 33, "a ramp's lead less a new track's: 1.5 ms")
-        #expect(CutPoint.framesAheadOfRamp(sampleRate: .max) >= 0 && CutPoint.framesAheadOfRamp(sampleRate: .min) >= 0)
     }
 
     @Test func aRampIsHeardOnceTheServerSurelyReadPastItAndWhatItsSinkHeld() {

@@ -185,9 +185,7 @@ struct FeedRig {
         #expect(samples[192...].allSatisfy { $0 == 0 })
         #expect(!effects.contains(.cork) && !effects.contains(.flush), "a cork or a flush is itself the cut")
         #expect(effects.contains(.refreshTiming), "a reading soon says when the ramp is heard")
-        // The track's sound before the ramp is kept, as far as a new track may start ahead of it (72).
-        #expect(tail(rig.feed) == StreamTail(
-            rampEnd: 768, end: 2_208, ramp: Array(samples[..<192]), channels: 1, before: Array(Self.tone(576)[504...])))
+        #expect(tail(rig.feed) == StreamTail(rampEnd: 768, end: 2_208, ramp: Array(samples[..<192]), channels: 1))
         #expect(rig.feed.track == nil)
         // Heard: the server read past its end, a block and the margin: the silence left is dropped.
         rig.stream.play(768 + 240 + 96 - 480 - 1)
@@ -197,33 +195,20 @@ struct FeedRig {
         #expect(heard.contains(.cork) && heard.contains(.flush) && rig.feed.stage == .clear)
     }
 
-    @Test func aNewTrackWithAudioToCoverTheRestOfTheRampStartsAheadOfItMixedOnAServerThatRewinds() {
+    @Test func aNewTrackWithAudioToCoverTheRestOfTheRampStartsInsideItMixed() {
         var rig = FeedRig()
         _ = rig.begin(appending: 4_800)
         rig.play(480)
         let rampSamples = writes(rig.send(.cancel(rig.id))).first?.samples ?? []
         let effects = rig.begin(appending: 4_800)
-        // At a new track's lead (504), ahead of the ramp (576, a ramp's lead), over what the server
-        // holds after it: not bounded by what it asks for. Under its first 72 frames, the cut
-        // track's sound as it was written there; then the ramp.
+        // Inside the ramp, from its start (576; a new track's lead, 504, is earlier), over what
+        // the server holds after it: not bounded by what it asks for.
         let write = writes(effects)
-        #expect(write.map(\.at) == [504] && write.first?.frames == 0..<1_704)
-        let tone = Self.tone(600)
-        #expect(write.first.map { $0.samples[0] == Int16(clamping: Int(tone[0]) + Int(tone[504])) } == true, "over the cut track")
-        #expect(write.first.map { $0.samples[72] == Int16(clamping: Int(tone[72]) + Int(rampSamples[0])) } == true, "over its ramp")
-        #expect(write.first.map { $0.samples[264] == tone[264] } == true, "past the ramp: the track alone")
-        #expect(rig.feed.stage == .clear && rig.feed.track?.segment == StreamSegment(trackFrame: 0, streamFrame: 504))
-    }
-
-    @Test func onPipeWireANewTrackStartsNoEarlierThanTheRamp() {
-        // What PipeWire's pulse server read is passed on: nothing before the ramp is kept to go under.
-        var rig = FeedRig(rewinds: false, blockFrames: 64)
-        _ = rig.begin(appending: 4_800)
-        rig.play(480)
-        let ramp = writes(rig.send(.cancel(rig.id))).first
-        #expect(tail(rig.feed)?.before == [])
-        let write = writes(rig.begin(appending: 4_800))
-        #expect(ramp != nil && write.map(\.at) == ramp.map { [$0.at] }, "inside the ramp, from its start")
+        #expect(write.map(\.at) == [576] && write.first?.frames == 0..<1_632)
+        let tone = Self.tone(200)
+        #expect(write.first.map { $0.samples[0] == Int16(clamping: Int(tone[0]) + Int(rampSamples[0])) } == true, "mixed")
+        #expect(write.first.map { $0.samples[192] == tone[192] } == true, "past the ramp: the track alone")
+        #expect(rig.feed.stage == .clear && rig.feed.track?.segment == StreamSegment(trackFrame: 0, streamFrame: 576))
     }
 
     @Test func aNewTrackWithLittleAudioFollowsTheRamp() {

@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import PackageDescription
+
+// The one package the pure rules need (A11yCore's Deque and OrderedDictionary): `make check` builds with it alone.
+let collections = Package.Dependency.package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0")
 
 let package = Package(
     name: "a11yd",
@@ -23,7 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        collections,
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
@@ -307,3 +311,35 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make check`'s build: the rules that decide a11yd's behaviour without C or I/O, with their tests,
+// alone, when A11YD_PURE=1 (the Makefile's CHECK_BUILD, in its own folder .build-check). It resolves
+// and compiles no package but swift-collections and needs no C library. Whole targets where a target
+// is pure; where pure rules share a target with C or I/O (the output's rules beside libpulse, the
+// tests' seeded generator and manual clock beside their sound servers), those files alone, under the
+// same module name, so that their tests compile unchanged: a file those rules come to need is added
+// here. Its test binary lists exactly the suites Tests/suite-times.tsv marks `pure`
+// (scripts/test-lanes.sh --pure refuses to run otherwise). The whole build ignores all this
+// (docs/testing.md).
+if Context.environment["A11YD_PURE"] == "1" {
+    let whole: Set = ["A11yCore", "A11yCoreTests"]
+    // A target's pure files, and what they need.
+    let parts: [String: (files: [String], dependencies: [Target.Dependency])] = [
+        "A11yAudio": (["StreamFeed.swift", "Track.swift", "Ramp.swift", "StreamClock.swift"], ["A11yCore"]),
+        "A11yAudioTests": (["StreamFeedTests.swift", "RampTests.swift", "StreamClockTests.swift"], ["A11yAudio", "A11yCore", "A11yTestSupport"]),
+        "A11yTestSupport": (["SplitMix64.swift", "ManualClock.swift", "Collected.swift", "TestFailure.swift"], []),
+    ]
+    package.products = []
+    package.dependencies = [collections]
+    package.targets = package.targets.compactMap { target in
+        if whole.contains(target.name) { return target }
+        guard let part = parts[target.name] else { return nil }
+        let folder = target.path ?? "\(target.isTest ? "Tests" : "Sources")/\(target.name)"
+        target.sources = part.files
+        // The target's other files, left out without a warning.
+        target.exclude = ((try? FileManager.default.contentsOfDirectory(atPath: "\(Context.packageDirectory)/\(folder)")) ?? [])
+            .filter { !part.files.contains($0) }
+        target.dependencies = part.dependencies
+        return target
+    }
+}

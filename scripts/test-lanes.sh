@@ -10,10 +10,13 @@
 # live user-manager test makes a user of a random name; what is one per machine
 # (/run/systemd/system, which only LiveUserManagerTests makes) is one suite's, in one lane.
 #
-#   scripts/test-lanes.sh [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]...
+#   scripts/test-lanes.sh [--lanes N] [--unit | --pure] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]...
 #     --lanes N          N test processes (default $TEST_LANES, else 4)
-#     --unit             only the suites Tests/suite-times.tsv marks `unit` (no sound server, no
-#                        daemon process): `make check`
+#     --unit             only the suites Tests/suite-times.tsv marks `unit` or `pure` (no sound
+#                        server, no daemon process), from the whole build: `make unit`
+#     --pure             the pure build's test binary (.build-check, A11YD_PURE=1: Package.swift) and
+#                        every suite it lists, which are the suites Tests/suite-times.tsv marks `pure`
+#                        (it refuses to run if the two disagree): `make check`
 #     --record           write the seconds each suite took in this run into Tests/suite-times.tsv
 #     --plan             print which suites each lane would run, and run nothing (which suites shared
 #                        a process with one that crashed in CI)
@@ -32,35 +35,43 @@
 #
 # Every test `--list-tests` names runs exactly once: the script refuses to start if a suite is in no
 # lane or in two, and fails if the lanes together ran another number of tests than were listed.
-# Each lane writes .build/test-lanes/laneN.log (and .xml); the log of a lane that failed is printed
-# at the end. Needs the tests built first (`make check` builds them as `make test` does: the Makefile's
-# TEST_BUILD).
+# Each lane writes .build/test-lanes/laneN.log (and .xml; .build-check/test-lanes with --pure); the log
+# of a lane that failed is printed at the end. Needs the tests built first (the Makefile's TEST_BUILD,
+# or CHECK_BUILD for --pure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 lanes=${TEST_LANES:-4}
-unit=0 record=0 plan_only=0 beside="" with=() after=()
+unit=0 pure=0 record=0 plan_only=0 beside="" with=() after=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
         --unit) unit=1; shift ;;
+        --pure) pure=1; shift ;;
         --record) record=1; shift ;;
         --plan) plan_only=1; shift ;;
         --beside) beside="$2"; shift 2 ;;
         --with) with+=("$2"); shift 2 ;;
         --after) after+=("$2"); shift 2 ;;
-        *) echo "usage: $0 [--lanes N] [--unit] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]..." >&2; exit 2 ;;
+        *) echo "usage: $0 [--lanes N] [--unit | --pure] [--record] [--plan] [--beside COMMAND] [--with COMMAND]... [--after COMMAND]..." >&2; exit 2 ;;
     esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "--lanes takes a number, not '$lanes'" >&2; exit 2; }
+[[ $unit -eq 0 || $pure -eq 0 ]] || { echo "--unit or --pure, not both" >&2; exit 2; }
 times_file=Tests/suite-times.tsv
+# What --unit takes from the times file: the pure suites are unit suites too.
+kinds="unit pure"
 logs=.build/test-lanes
+if [[ $pure -eq 1 ]]; then
+    kinds=pure unit=1 logs=.build-check/test-lanes
+fi
 
 # The test binary itself, not `swift test`: SwiftPM holds the lock on .build while tests run, so two
-# `swift test` processes (or a build beside them) would wait for each other.
-bin=$("$SWIFT" build --show-bin-path)
+# `swift test` processes (or a build beside them) would wait for each other. The pure build's is where
+# its scratch path says (asking SwiftPM would evaluate the manifest again: a second of make check's).
+if [[ $pure -eq 1 ]]; then bin=.build-check/debug; else bin=$("$SWIFT" build --show-bin-path); fi
 tests=$(ls -d "$bin"/*PackageTests.xctest 2>/dev/null | head -1)
-[[ -x $tests ]] || { echo "no test binary in $bin: run 'make check' (the Makefile's TEST_BUILD) first" >&2; exit 1; }
+[[ -x $tests ]] || { echo "no test binary in $bin: run 'make $([[ $pure -eq 1 ]] && echo check || echo unit)' first" >&2; exit 1; }
 
 listed=$(mktemp)
 declare -A pids
@@ -78,10 +89,21 @@ if grep -qv '^[A-Za-z0-9_]*\.[A-Za-z0-9_]*/' "$listed"; then
 fi
 
 # Deal the suites, longest first, each to the lane with the fewest seconds so far. A suite missing
-# from the times file counts 10 s until --record measures it; one the file marks `unit` is the
-# only kind --unit runs.
-plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$unit" -v file="$times_file" '
+# from the times file counts 10 s until --record measures it; one the file marks `unit` or `pure` is
+# the only kind --unit runs, `pure` the only kind --pure runs.
+if [[ $pure -eq 1 ]]; then
+    # The pure build's suites are the ones the times file marks `pure`, no more, no fewer.
+    built=$(cut -d/ -f1 "$listed" | sort -u)
+    marked=$(awk -F'\t' '!/^#/ && $3 == "pure" { print $1 }' "$times_file" | sort -u)
+    unmarked=$(comm -23 <(echo "$built") <(echo "$marked"))
+    unbuilt=$(comm -13 <(echo "$built") <(echo "$marked"))
+    [[ -z $unmarked ]] || printf 'in the pure build but not marked pure in %s:\n%s\n' "$times_file" "$unmarked" >&2
+    [[ -z $unbuilt ]] || printf 'marked pure in %s but not in the pure build (Package.swift, A11YD_PURE):\n%s\n' "$times_file" "$unbuilt" >&2
+    [[ -z $unmarked && -z $unbuilt ]] || { echo "nothing run" >&2; exit 1; }
+fi
+plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$unit" -v kinds="$kinds" -v file="$times_file" '
     BEGIN {
+        split(kinds, k, " "); for (i in k) taken[k[i]] = 1
         while ((getline line < file) > 0) {
             if (line ~ /^#/ || line == "") continue
             split(line, f, "\t"); seconds[f[1]] = f[2]; kind[f[1]] = f[3]
@@ -89,7 +111,7 @@ plan=$(cut -d/ -f1 "$listed" | sort | uniq -c | awk -v lanes="$lanes" -v unit="$
     }
     {
         suite = $2
-        if (unit && kind[suite] != "unit") next
+        if (unit && !(kind[suite] in taken)) next
         if (kind[suite] == "alone") next
         t = (suite in seconds) ? seconds[suite] : 10
         if (!(suite in seconds)) printf "note: %s has no measured time in %s (counted as 10 s)\n", suite, file > "/dev/stderr"
@@ -126,7 +148,8 @@ wanted=$(mktemp) taken=$(mktemp)
 # Suites marked `alone` run after the lanes, each in its own process, on a machine the lanes no longer load.
 alone=$(awk -F'\t' '!/^#/ && $3 == "alone" { print $1 }' "$times_file" | sort -u)
 if [[ $unit -eq 1 ]]; then
-    awk -F'\t' 'NR == FNR { if ($3 == "unit") u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
+    awk -F'\t' -v kinds="$kinds" 'BEGIN { split(kinds, k, " "); for (i in k) taken[k[i]] = 1 }
+        NR == FNR { if ($3 in taken) u[$1] = 1; next } { split($0, p, "/") } (p[1] in u)' "$times_file" "$listed" >"$wanted"
     alone=""
 else
     awk -F'\t' 'NR == FNR { if ($3 == "alone") a[$1] = 1; next } { split($0, p, "/") } !(p[1] in a)' "$times_file" "$listed" >"$wanted"

@@ -29,7 +29,7 @@ RELEASE_BUILD = $(SWIFT) build -c release $(RELEASE_FLAGS)
 BUILD_FLAGS = $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS),$(DEBUG_FLAGS))
 CONFIGURED_BUILD = $(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS)
 
-.PHONY: all deps build binaries run test check test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
+.PHONY: all deps build binaries run test check unit test-piper voices bench bench-pronunciation soak order-file clean install uninstall deb fuzz asan tsan
 
 all: build
 
@@ -82,9 +82,29 @@ test:
 		echo "scripts/test-lanes.sh --lanes $(TEST_LANES) --beside '$$beside' --with '$$piper' --after '$$package'"; \
 		SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --beside "$$beside" --with "$$piper" --after "$$package"
 
-# The unit suites only (Tests/suite-times.tsv marks them: no sound server, no daemon process), in
-# seconds after a build: for the edit-test loop. `make test` runs them too.
-check: deps
+# The rules alone, for the edit-test loop: no C, no I/O, and of the packages a11yd depends on only
+# swift-collections, resolved and compiled (docs/testing.md). Package.swift's pure build (A11YD_PURE=1,
+# in its own folder .build-check; no C library need be installed, so no `deps`) and the suites
+# Tests/suite-times.tsv marks `pure`:
+# - A11yCore whole: the queue, playback state and item player rules, the coordinator with fake
+#   engine and output, events, speech and echo memory, language tags;
+# - the output's rules from A11yAudio (StreamFeed, Track, Ramp, StreamClock), without libpulse.
+# Not covered, left to `make unit` and `make test`: whatever has C or I/O (eSpeak-NG, libpulse's
+# executor, the engine worker and its supervision, the configuration file and TOML reader,
+# pronunciation, the front ends, SSIP, the daemon, the system layer), and the protocol's codec and
+# a11ysay's parser: pure, but with their suites a quarter of this build's CPU (docs/testing.md).
+# The tests' flags, less the index of system modules (the index only serves the test discovery: an
+# empty package's test build took 5.6-6.1 CPU-s without them, 9.2-10.1 with), and each module's
+# interface written by the job that compiles it (one type-check of it, not two).
+CHECK_FLAGS = $(DEBUG_FLAGS) -Xswiftc -index-ignore-system-modules -Xswiftc -no-emit-module-separately-wmo
+CHECK_BUILD = A11YD_PURE=1 $(SWIFT) build --build-tests --scratch-path .build-check $(CHECK_FLAGS)
+check:
+	$(CHECK_BUILD)
+	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --pure
+
+# Every unit suite (Tests/suite-times.tsv marks them `unit` or `pure`: no sound server, no daemon
+# process), from the whole debug build, the one `make test` runs: seconds after that build.
+unit: deps
 	$(TEST_BUILD)
 	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --unit
 

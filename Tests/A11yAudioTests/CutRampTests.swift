@@ -60,13 +60,28 @@ struct CutRampTests {
     /// How many times a cut heard wrong is asked again at the same moment before the test fails.
     static let reasks = 4
 
+    /// Every cut, on one server; if some stay wrong, once more on a fresh server: a private
+    /// PipeWire on a loaded machine now and then runs a whole run late, reading in bursts of three
+    /// to seven quanta where it reads one or two (its read index, traced), and then most cuts of
+    /// that run lose their ramp's start, however often asked again. A fault of the cuts' shows on
+    /// both servers.
+    @Test(arguments: SoundServerKind.allCases)
+    func everyCutRampsDownAndEveryResumeRampsUp(_ kind: SoundServerKind) async throws {
+        var wrong = try await cutsStillWrong(on: kind)
+        if !wrong.isEmpty {
+            print("\(kind): \(wrong.count) cuts still wrong; the run again, on a fresh server")
+            wrong = try await cutsStillWrong(on: kind)
+        }
+        #expect(wrong.isEmpty, "\(kind): \(wrong)")
+    }
+
     /// One server, one recorder and one output for every cut (a fresh server costs its null sink's
     /// first 2 s block before the recorder hears anything). A cut heard wrong is asked again at
     /// the same moment, at the end, up to `reasks` times, after a pause: a loaded machine makes the
     /// servers skip a block now and then, or PulseAudio rewind its sink (whose monitor then drops
-    /// what it mixes again), in bursts; a fault of the cut's shows each time.
-    @Test(arguments: SoundServerKind.allCases)
-    func everyCutRampsDownAndEveryResumeRampsUp(_ kind: SoundServerKind) async throws {
+    /// what it mixes again), in bursts; a fault of the cut's shows each time. Returns the cuts
+    /// heard wrong every time.
+    func cutsStillWrong(on kind: SoundServerKind) async throws -> [String] {
         let server = try kind.make()
         // 1 ms fragments: PulseAudio's monitor then drops at most 1 ms of what a rewind mixes again.
         let recorder = MonitorRecorder(server: server.serverAddress, fragmentMilliseconds: 1)
@@ -149,10 +164,10 @@ struct CutRampTests {
             \(median(onsets) ?? -1), worst \(onsets.max() ?? -1); \(again.count) still wrong when asked again: \
             \(firstTries)
             """)
-        let always = again.compactMap { cut, heard in
+        withExtendedLifetime(server) {}
+        return again.compactMap { cut, heard in
             heard.problem.map { "\(cut.cut.rawValue) at moment \(cut.moment), \(Self.reasks + 1) times: \($0)" }
         }
-        #expect(always.isEmpty, "\(kind): \(always)")
     }
 
     /// What `recording` says of `asked`.

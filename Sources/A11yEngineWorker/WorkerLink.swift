@@ -55,8 +55,8 @@ final class WorkerLink: Sendable {
 
     private struct State {
         var supervisor: Supervisor
-        /// The worker watched for silence, and until when.
-        var watch: (worker: WorkerRef, silence: SilenceWatch, limit: Supervisor.Limit, check: Scheduled<Void>)?
+        /// The worker watched for silence, what its silence is judged by, and the next look at it.
+        var watch: (worker: WorkerRef, silence: SilenceWatch, check: Scheduled<Void>)?
         var idle: Scheduled<Void>?
         /// The ends of workers under way: the loop outlives them after a shut down.
         var ending: [ObjectIdentifier: EventLoopFuture<String>] = [:]
@@ -234,7 +234,7 @@ final class WorkerLink: Sendable {
         let silence = SilenceWatch(limit: duration, now: now, cpu: worker.worker.cpuTime())
         state.withValue { state in
             state.watch?.check.cancel()
-            state.watch = (worker, silence, limit, scheduleCheck(in: SilenceWatch.slice(of: duration)))
+            state.watch = (worker, silence, scheduleCheck(in: SilenceWatch.slice(of: duration)))
         }
     }
 

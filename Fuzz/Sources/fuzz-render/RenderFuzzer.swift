@@ -54,7 +54,7 @@ let engine: WorkerEngine = blocking {
 let pronouncer = Pronouncer(engine: engine)
 
 /// A failure that is the worker's death or hang, not a refusal: what a11yd reports when it had to
-/// replace its worker (`WorkerEngine.fail`), or when a text already cost it workers.
+/// replace its worker (`WorkerSupervisor.failed`), or when a text already cost it workers.
 func requireTheWorkerLived(_ error: SpeechError) {
     require(!(error.code == .engineFailed && (error.message.contains("its worker") || error.message.hasPrefix("refused:"))),
             "the engine worker died or hung: \(error.message)")

@@ -20,7 +20,7 @@ struct ProcessStarter: WorkerStarter {
                         WorkerChannelHandler(link: link, worker: worker))
                 }
             }
-            .withConnectedSocket(descriptor: descriptor)
+            .withConnectedSocket(descriptor)
             .whenFailure { error in link.channelClosed(worker, why: "its channel cannot be read (\(error))") }
         return worker
     }

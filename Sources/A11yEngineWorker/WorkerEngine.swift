@@ -37,9 +37,11 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     /// How long the eSpeak worker saying something may stay silent, spending no CPU, before it is
     /// taken for hung (`SilenceWatch`: one that keeps working, however slowly, is waited for).
     public static let hangLimit: Duration = .seconds(2)
+
     struct Job: Sendable {
         let request: Utterance
         let sink: SynthesisSink
+        /// Set when the consumer leaves: what the in-process engine stops by (a worker is sent a cancel).
         let cancellation: CancellationFlag
     }
 
@@ -48,7 +50,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         let reply: @Sendable (Result<WorkerAnswer, SpeechError>) -> Void
     }
 
-    /// A request, synthesis or question: both take the one path, `run`.
+    /// A request, synthesis or question: both take the one path, `WorkerSupervisor`'s.
     enum Work: Sendable {
         case synthesis(Job)
         case question(Question)

@@ -15,8 +15,11 @@ SAY_LANG ?= fr
 # file as SwiftPM expects: batch mode parses every file of a module once per batch, and a fresh build
 # took 439 CPU-s and 241 s that way against 366 CPU-s and 193 s whole (BENCHMARKS.md). The price is in
 # the edit loop: an edited module is compiled whole again (a line in A11yIntegrationTests, the largest,
-# 21 s instead of 6 s).
-DEBUG_FLAGS = -Xswiftc -gline-tables-only -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc $(shell nproc)
+# 21 s instead of 6 s). No index of the system modules (the index only serves the test discovery),
+# and each module's interface written by the job that compiles it (one type-check of it, not two): a
+# fresh clone's test build took 151 s instead of 183 s.
+DEBUG_FLAGS = -Xswiftc -gline-tables-only -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc $(shell nproc) \
+	-Xswiftc -index-ignore-system-modules -Xswiftc -no-emit-module-separately-wmo
 TEST_BUILD = $(SWIFT) build --build-tests $(DEBUG_FLAGS)
 # The release build's flags, the same in every command that builds .build/release (make run, install and
 # its man-page plugin, deb and debian/rules, bench, soak, order-file), or each would rebuild it all: line
@@ -93,11 +96,8 @@ test:
 # executor, the engine worker and its supervision, the configuration file and TOML reader,
 # pronunciation, the front ends, SSIP, the daemon, the system layer), and the protocol's codec and
 # a11ysay's parser: pure, but with their suites a quarter of this build's CPU (docs/testing.md).
-# The tests' flags, less the index of system modules (the index only serves the test discovery: an
-# empty package's test build took 5.6-6.1 CPU-s without them, 9.2-10.1 with), and each module's
-# interface written by the job that compiles it (one type-check of it, not two).
-CHECK_FLAGS = $(DEBUG_FLAGS) -Xswiftc -index-ignore-system-modules -Xswiftc -no-emit-module-separately-wmo
-CHECK_BUILD = A11YD_PURE=1 $(SWIFT) build --build-tests --scratch-path .build-check $(CHECK_FLAGS)
+# The tests' flags (an empty package's test build took 5.6-6.1 CPU-s with them, 9.2-10.1 without).
+CHECK_BUILD = A11YD_PURE=1 $(SWIFT) build --build-tests --scratch-path .build-check $(DEBUG_FLAGS)
 check:
 	$(CHECK_BUILD)
 	SWIFT=$(SWIFT) scripts/test-lanes.sh --lanes $(TEST_LANES) --pure

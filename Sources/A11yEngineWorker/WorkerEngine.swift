@@ -202,9 +202,6 @@ extension WorkerEngine.Work {
 
     /// Ends the request with `error`, whoever asked it.
     func fail(_ error: SpeechError) {
-        switch self {
-        case .synthesis(let job): job.sink.finish(throwing: error)
-        case .question(let question): question.reply(.failure(error))
-        }
+        finish(.failed(error))
     }
 }

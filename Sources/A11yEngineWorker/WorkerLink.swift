@@ -198,7 +198,7 @@ final class WorkerLink: Sendable {
                 state.watch = nil
             }
         case .scheduleIdle(let worker, let after):
-            let task = loop.scheduleTask(in: Self.timeAmount(after)) { self.apply { $0.idleLimitReached(worker) } }
+            let task = loop.scheduleTask(in: TimeAmount(after)) { self.apply { $0.idleLimitReached(worker) } }
             state.withValue { state in
                 state.idle?.cancel()
                 state.idle = task
@@ -239,7 +239,7 @@ final class WorkerLink: Sendable {
     }
 
     private func scheduleCheck(in delay: Duration) -> Scheduled<Void> {
-        loop.scheduleTask(in: Self.timeAmount(delay)) { self.checkSilence() }
+        loop.scheduleTask(in: TimeAmount(delay)) { self.checkSilence() }
     }
 
     private func checkSilence() {
@@ -255,11 +255,6 @@ final class WorkerLink: Sendable {
         }
     }
 
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return .nanoseconds(overflow ? .max : nanoseconds.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
-    }
 }
 
 extension WorkerEngine.Work: SupervisedRequest {

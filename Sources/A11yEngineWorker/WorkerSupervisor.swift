@@ -163,6 +163,9 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     private var engine: String { launch.engine.rawValue }
 
+    /// What puts off an idle worker's end, where there is one to put off.
+    private var cancellingIdle: [Action] { launch.idleLimit == nil ? [] : [.cancelIdle] }
+
     var shutDownError: SpeechError { Self.shutDownError(of: launch) }
 
     /// What every request fails with once the engine is shut down.
@@ -197,7 +200,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             state = .ending(worker, after: after, waiting: waiting)
             return []
         case .idle(let worker):
-            var actions: [Action] = launch.idleLimit == nil ? [] : [.cancelIdle]
+            var actions = cancellingIdle
             serve(on: worker, waiting: [pending], into: &actions)
             return actions
         }
@@ -281,7 +284,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             return actions
         case .idle(let worker) where worker == sender:
             return [.log(Self.unexpected(message), worker: worker)]
-                + (launch.idleLimit == nil ? [] : [.cancelIdle])
+                + cancellingIdle
                 + ending(worker, after: .diedWhileIdle, waiting: [])
         case .busy(let worker, var active, let waiting) where worker == sender:
             let ticket = active.pending.ticket
@@ -325,7 +328,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         case .starting(let attempt, let worker?, let waiting) where worker == sender:
             return ending(worker, after: .startFailed(attempt: attempt, why: why), waiting: waiting)
         case .idle(let worker) where worker == sender:
-            return (launch.idleLimit == nil ? [] : [.cancelIdle]) + ending(worker, after: .diedWhileIdle, waiting: [])
+            return cancellingIdle + ending(worker, after: .diedWhileIdle, waiting: [])
         case .busy(let worker, let active, let waiting) where worker == sender:
             return ending(worker, after: .requestFailed(active, what: "failed: \(why)", blamed: true, died: true), waiting: waiting)
         default:
@@ -393,7 +396,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             actions += [.stopWatching] + (worker.map { [.end($0, kill: true)] } ?? [])
             actions += waiting.map { .finish($0.request, failure) }
         case .idle(let worker):
-            actions += (launch.idleLimit == nil ? [] : [.cancelIdle]) + [.end(worker, kill: false)]
+            actions += cancellingIdle + [.end(worker, kill: false)]
         case .busy(let worker, let active, let waiting):
             actions += [.stopWatching, .end(worker, kill: true), .finish(active.pending.request, failure)]
             actions += waiting.map { .finish($0.request, failure) }

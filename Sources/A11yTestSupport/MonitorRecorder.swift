@@ -233,8 +233,8 @@ public struct Recording: Sendable {
         return found
     }
 
-    /// The longest silence `dropouts` takes for one (PipeWire's graph skips a block of 1.3 ms,
-    /// PulseAudio starved a stream for up to 2 ms, on a loaded machine).
+    /// The longest silence `dropouts` takes for one: a few of the blocks a server skips when it
+    /// misses its turn, far shorter than the silence a cut leaves.
     public static let longestDropout = 0.004
     /// The least peak, in 16-bit units, of the sound around a dropout: a quarter of full scale,
     /// which the half-scale test tones exceed in any half millisecond and no ramp's end reaches.

@@ -61,10 +61,9 @@ struct CutRampTests {
     static let reasks = 4
 
     /// Every cut, on one server; if some stay wrong, once more on a fresh server: a private
-    /// PipeWire on a loaded machine now and then runs a whole run late, reading in bursts of three
-    /// to seven quanta where it reads one or two (its read index, traced), and then most cuts of
-    /// that run lose their ramp's start, however often asked again. A fault of the cuts' shows on
-    /// both servers.
+    /// PipeWire on a loaded machine now and then runs a whole run late, reading in bursts far ahead
+    /// of its clock, and then most cuts of that run lose their ramp's start, however often asked
+    /// again. A fault of the cuts' shows on both servers.
     @Test(arguments: SoundServerKind.allCases)
     func everyCutRampsDownAndEveryResumeRampsUp(_ kind: SoundServerKind) async throws {
         var wrong = try await cutsStillWrong(on: kind)

@@ -76,9 +76,9 @@ struct DuckingTests {
         let t = speaker.begin(format: mono22k).id
         speaker.append(speech(seconds: 3), to: t)
         speaker.end(t)
-        // Ducked: the state file is written as the music is lowered. Then long enough for the window
-        // the tests read before they close (a fixed 0.8 s from the start of speech read the music
-        // unducked once, on a loaded machine that had not lowered it yet).
+        // Ducked: the state file is written as the music is lowered (a fixed wait from the start of
+        // speech can end before a loaded machine lowered it). Then long enough for the window the
+        // tests read before they close.
         _ = await waitFor(3) { FileManager.default.fileExists(atPath: setup.stateFile) }
         await sleep(seconds: 0.45)
         return before

@@ -150,9 +150,8 @@ import Testing
             print(String(format: "Orca's sentence in %@: its words %.3f s from the same held in %@, %.3f s from the same held French",
                          lang, toOwn, lang, toFrench))
             // Closer to its own voice's timing than to French's. Both distances carry the same jitter
-            // of the events' arrival, and German's pace is nearer French's than English's is (one run:
-            // English 8 ms from its own against 374 from French, German 74 against 224; a loaded one
-            // read German 161 against 240), so no margin beyond the jitter is asked.
+            // of the events' arrival, and German's pace is near French's, so no margin beyond the
+            // jitter is asked.
             #expect(toOwn < toFrench, "the sentence in \(lang) said in \(lang) (\(toOwn) s) rather than in French (\(toFrench) s)")
         }
 

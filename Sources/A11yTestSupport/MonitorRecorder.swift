@@ -255,15 +255,27 @@ public struct Recording: Sendable {
     }
 }
 
-/// Records `<sink>.monitor` (default `nullsink.monitor`) with ~5 ms fragments, which also forces the
-/// null sink to run at low latency. Own threaded mainloop; all state is touched under its lock.
+/// Records what the null sink `nullsink` plays, with ~5 ms fragments, which also forces the null sink
+/// to run at low latency: from the server's speaker source (`PrivatePulseServer.speakerSource`) where
+/// it has one, else from `nullsink.monitor`, or from the source named. Own threaded mainloop; all
+/// state is touched under its lock.
+///
+/// PulseAudio plays a stream uncorked, or a write that lands where the sink already mixed, at once
+/// by rewinding its sink; its monitor passes on what the sink mixed as soon as it mixed it, so a
+/// recording of the monitor keeps what was mixed before the rewind and loses the start of what is
+/// mixed again, which a real sink plays. The speaker source holds back as much as the sink can
+/// rewind, so what it records is what a speaker would play, rewinds included.
 public final class MonitorRecorder {
     public let sampleRate = 48_000
     private let server: String
-    private let source: String
-    /// Fragment length: PulseAudio's null sink then mixes blocks this long. When a stream makes it
-    /// rewind, the monitor drops what the sink mixes again (up to a block; a real sink plays it):
-    /// 1 ms keeps that under a millisecond, as the benchmark does.
+    /// The source named, or nil: the speaker if the server has one, else the null sink's monitor.
+    private let named: String?
+    /// The source recorded (once `start()` has chosen it).
+    private var source: String
+    /// The sink whose sound is recorded, woken if it sleeps.
+    private static let sink = "nullsink"
+    /// Fragment length: PulseAudio's null sink then mixes blocks this long, and a sample's time is
+    /// known to about that (it is dated by its fragment's arrival).
     private let fragmentMilliseconds: Int
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
@@ -274,9 +286,10 @@ public final class MonitorRecorder {
     private var recording = false
     private var zero = MonitorRecorder.now()
 
-    public init(server: String, source: String = "nullsink.monitor", fragmentMilliseconds: Int = 5) {
+    public init(server: String, source: String? = nil, fragmentMilliseconds: Int = 5) {
         self.server = server
-        self.source = source
+        named = source
+        self.source = source ?? "\(Self.sink).monitor"
         self.fragmentMilliseconds = max(1, fragmentMilliseconds)
         mainloop = pa_threaded_mainloop_new()
         pa_threaded_mainloop_start(mainloop)
@@ -348,6 +361,10 @@ public final class MonitorRecorder {
             usleep(1_000)
         }
 
+        if named == nil {
+            source = hasSource(PrivatePulseServer.speakerSource, on: c, until: deadline)
+                ? PrivatePulseServer.speakerSource : "\(Self.sink).monitor"
+        }
         pa_threaded_mainloop_lock(mainloop)
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 1)
         guard let s = pa_stream_new(c, "monitor-recorder", &spec, nil) else {
@@ -403,11 +420,10 @@ public final class MonitorRecorder {
                 samples = []
                 chunkEnds = []
                 zero = Self.now()
-            } else if !woken, Self.now() > wakeAt, source.hasSuffix(".monitor") {
+            } else if !woken, Self.now() > wakeAt {
                 woken = true
-                let sink = String(source.dropLast(".monitor".count))
                 for suspend: Int32 in [1, 0] {
-                    if let operation = pa_context_suspend_sink_by_name(c, sink, suspend, nil, nil) { pa_operation_unref(operation) }
+                    if let operation = pa_context_suspend_sink_by_name(c, Self.sink, suspend, nil, nil) { pa_operation_unref(operation) }
                 }
             }
             pa_threaded_mainloop_unlock(mainloop)
@@ -420,6 +436,37 @@ public final class MonitorRecorder {
             }
             usleep(1_000)
         }
+    }
+
+    /// Whether the server has a source named `name` (false if it does not say by `deadline`).
+    private func hasSource(_ name: String, on c: OpaquePointer, until deadline: Double) -> Bool {
+        final class Answer { var found: Bool?; var done = false }
+        let answer = Answer()
+        pa_threaded_mainloop_lock(mainloop)
+        let operation = pa_context_get_source_info_by_name(c, name, { _, info, eol, userdata in
+            guard let userdata else { return }
+            let answer = Unmanaged<Answer>.fromOpaque(userdata).takeUnretainedValue()
+            if eol == 0, info != nil { answer.found = true }
+            if eol != 0 { answer.done = true }
+        }, Unmanaged.passUnretained(answer).toOpaque())
+        pa_threaded_mainloop_unlock(mainloop)
+        defer {
+            pa_threaded_mainloop_lock(mainloop)
+            if let operation {
+                pa_operation_cancel(operation)
+                pa_operation_unref(operation)
+            }
+            pa_threaded_mainloop_unlock(mainloop)
+        }
+        guard operation != nil else { return false }
+        while true {
+            pa_threaded_mainloop_lock(mainloop)
+            let done = answer.done
+            pa_threaded_mainloop_unlock(mainloop)
+            if done || Self.now() > deadline { break }
+            usleep(1_000)
+        }
+        return withExtendedLifetime(answer) { answer.found == true }
     }
 
     /// What was recorded so far, without stopping.

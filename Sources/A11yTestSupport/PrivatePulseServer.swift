@@ -13,6 +13,12 @@ import Glibc
 ///
 /// Not thread-safe: drive one instance from one test.
 public final class PrivatePulseServer: PrivateSoundServer {
+    /// What the null sink plays, as a speaker would hear it (`MonitorRecorder` records it): the
+    /// sink's monitor behind a remapping source that changes nothing but holds back as much as the
+    /// sink can rewind, so that what a rewind mixes again replaces what was mixed first, as on a
+    /// real sink, instead of being lost (the monitor passes on what the sink mixed at once).
+    public static let speakerSource = "speaker"
+
     public let directory: URL
     public let socketPath: String
     /// `unix:/…/native`, for `PULSE_SERVER` or `pa_context_connect`.
@@ -39,6 +45,7 @@ public final class PrivatePulseServer: PrivateSoundServer {
         // The sink is loaded before the socket so that a client that can connect always finds it.
         let script = """
             load-module module-null-sink sink_name=nullsink rate=48000
+            load-module module-remap-source source_name=\(Self.speakerSource) master=nullsink.monitor
             set-default-sink nullsink
             load-module module-native-protocol-unix auth-anonymous=1 socket=\(socketPath)
 

@@ -77,12 +77,11 @@ struct CutRampTests {
     /// One server, one recorder and one output for every cut (a fresh server costs its null sink's
     /// first 2 s block before the recorder hears anything). A cut heard wrong is asked again at
     /// the same moment, at the end, up to `reasks` times, after a pause: a loaded machine makes the
-    /// servers skip a block now and then, or PulseAudio rewind its sink (whose monitor then drops
-    /// what it mixes again), in bursts; a fault of the cut's shows each time. Returns the cuts
-    /// heard wrong every time.
+    /// servers skip a block now and then, in bursts; a fault of the cut's shows each time. Returns
+    /// the cuts heard wrong every time.
     func cutsStillWrong(on kind: SoundServerKind) async throws -> [String] {
         let server = try kind.make()
-        // 1 ms fragments: PulseAudio's monitor then drops at most 1 ms of what a rewind mixes again.
+        // 1 ms fragments: each sample dated to a millisecond.
         let recorder = MonitorRecorder(server: server.serverAddress, fragmentMilliseconds: 1)
         try recorder.start()
         let output = PulseOutput(server: server.serverAddress, logger: Logger(label: "test.cut"))
@@ -193,10 +192,8 @@ struct CutRampTests {
                 heard.problem = problem("never heard again after the resume")
                 return heard
             }
-            // PulseAudio rewinds its sink to play what follows an uncork at once: the null sink's
-            // monitor drops as much of it as the sink had mixed ahead (1-5 ms, measured), which a
-            // real sink plays. So the start of a resume is judged on PipeWire only.
-            guard kind == .pipeWire else { return heard }
+            // Judged on PulseAudio too: it rewinds its sink to play what follows an uncork at once,
+            // and the recorder hears that as a speaker does (`PrivatePulseServer.speakerSource`).
             heard.firstMillisecondPeak = onset.firstMillisecondPeak
             let resumeBend = recording.sharpestBend(from: resumed, to: resumed + onset.soundAfter + 0.01)
             heard.bend = max(heard.bend, resumeBend)

@@ -139,8 +139,7 @@ import Testing
         /// The offset into the reference of the item's sample `index`, for an item whose onset is
         /// at `onset`: the lag that best matches the item's 50 ms ending 10 ms before `anchor` (the
         /// cut's request: up to there the item is the sentence) with the reference, within ±10 ms
-        /// of where the onsets put it (a server may drop a block, or PulseAudio's monitor the first
-        /// milliseconds of a track it rewinds for, before that).
+        /// of where the onsets put it (a server may drop a block before that).
         func offset(of index: Int, anchor: Int, onset: Int, in recording: Recording) -> Int? {
             let window = sampleRate / 20, maxLag = sampleRate / 100
             let start = anchor - sampleRate / 100 - window

@@ -8,9 +8,8 @@ import Testing
 /// Cuts ramped through the daemon, with real speech: every way a11yd cuts an item that speaks ramps
 /// the sound down (`stop`, an immediate `pause`, an interrupting item, a `screenChanged` item, a
 /// client that leaves while its item speaks) and a `resume` ramps it up. On PipeWire's pulse
-/// server, whose monitor shows what follows a resume from its first sample (PulseAudio's drops
-/// what its sink mixes again after an uncork; A11yAudioTests' CutRampTests judge the output on
-/// both servers). Recorded at 48 kHz with 1 ms fragments.
+/// server (A11yAudioTests' CutRampTests judge the output on both servers). Recorded at 48 kHz with
+/// 1 ms fragments.
 @Suite(.serialized) struct CutRampDaemonTests {
     enum Cut: String, CaseIterable {
         case stop, pause, interrupt, screenChanged, clientLeaving

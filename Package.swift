@@ -325,8 +325,10 @@ if Context.environment["A11YD_PURE"] == "1" {
     let whole: Set = ["A11yCore", "A11yCoreTests"]
     // A target's pure files, and what they need.
     let parts: [String: (files: [String], dependencies: [Target.Dependency])] = [
-        "A11yAudio": (["StreamFeed.swift", "Track.swift", "Ramp.swift", "StreamClock.swift"], ["A11yCore"]),
-        "A11yAudioTests": (["StreamFeedTests.swift", "RampTests.swift", "StreamClockTests.swift"], ["A11yAudio", "A11yCore", "A11yTestSupport"]),
+        "A11yAudio": (["StreamFeed.swift", "StreamPair.swift", "Track.swift", "Ramp.swift", "StreamClock.swift"], ["A11yCore"]),
+        "A11yAudioTests": (
+            ["StreamFeedTests.swift", "StreamPairTests.swift", "RampTests.swift", "StreamClockTests.swift"], ["A11yAudio", "A11yCore", "A11yTestSupport"]
+        ),
         "A11yTestSupport": (["SplitMix64.swift", "ManualClock.swift", "Collected.swift", "TestFailure.swift"], []),
     ]
     package.products = []

@@ -73,17 +73,12 @@ final class Ducker {
 
     // MARK: Driven by PulseOutput
 
-    /// A new context is ready: restore what an earlier connection (or process) left lowered, and
-    /// follow sink inputs appearing.
+    /// A new context is ready: restore what an earlier connection (or process) left lowered. The
+    /// streams appearing are told by `sinkInput`.
     func connected(_ context: OpaquePointer) {
         disconnect()
         self.context = context
         recover()
-        guard settings.lowerBy != nil else { return }
-        pa_context_set_subscribe_callback(context, { _, event, index, userdata in
-            Ducker.from(userdata)?.sinkInputEvent(event, index: index)
-        }, userdata)
-        track(pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil))
     }
 
     /// The context is gone (callbacks and requests end with it). What was lowered stays in the
@@ -95,7 +90,6 @@ final class Ducker {
         }
         operations = []
         cancelRelease()
-        if let context { pa_context_set_subscribe_callback(context, nil, nil) }
         context = nil
         speaking = nil
     }
@@ -146,11 +140,11 @@ final class Ducker {
 
     // MARK: libpulse's answers
 
-    private func sinkInputEvent(_ event: pa_subscription_event_type_t, index: UInt32) {
-        let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
-        if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+    /// A stream on the server appeared, changed or went (the connection follows them all).
+    func sinkInput(_ index: UInt32, _ change: ServerConnection.SinkInputChange) {
+        if change == .removed {
             if lowered.removeValue(forKey: index) != nil { save() }
-        } else if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue, speaking != nil, let context {
+        } else if change == .new, settings.lowerBy != nil, speaking != nil, let context {
             track(pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
                 guard eol == 0, let info else { return }
                 Ducker.from(userdata)?.consider(info.pointee)
@@ -158,10 +152,19 @@ final class Ducker {
         }
     }
 
-    /// Lowers `info` if it is another stream on the sink a11yd speaks to.
+    /// Whether `info` is a stream of the connection `context` (a stream a module made has no client;
+    /// `UInt32.max` is libpulse's PA_INVALID_INDEX, which Swift does not import).
+    private static func isOwn(_ info: pa_sink_input_info, _ context: OpaquePointer) -> Bool {
+        let own = pa_context_get_index(context)
+        return own != UInt32.max && info.client == own
+    }
+
+    /// Lowers `info` if it is another stream on the sink a11yd speaks to: not one of a11yd's own
+    /// (its connection plays on two).
     private func consider(_ info: pa_sink_input_info) {
         guard let speaking, let lowerBy = settings.lowerBy, let context,
-            info.index != speaking.stream, info.sink == speaking.sink, lowered[info.index] == nil,
+            info.index != speaking.stream, !Self.isOwn(info, context), info.sink == speaking.sink,
+            lowered[info.index] == nil,
             info.has_volume != 0, info.volume_writable != 0
         else { return }
         let original = Self.values(info.volume)

@@ -7,8 +7,9 @@ import Logging
 import Glibc
 #endif
 
-/// `AudioOutput` on PulseAudio's asynchronous API: a `ServerConnection`, a `PlaybackStream` on it
-/// and the current `Track`; this type feeds the track to the stream.
+/// `AudioOutput` on PulseAudio's asynchronous API: a `ServerConnection`, two `PlaybackStream`s on it
+/// and the current `Track`; this type feeds the track to its stream. A track that interrupts another
+/// plays on the other stream while the one it cuts ramps down (`StreamPair`).
 ///
 /// Appended PCM is kept in-process and written only as the server asks for it (tlength about 30 ms,
 /// minreq 5 ms, prebuf one frame so that short tracks start and the end of a track plays out).
@@ -19,9 +20,10 @@ import Glibc
 /// carries on with the current track from the first frame not yet given to the server; while no
 /// server was ever reached, a track is told at once that none is reachable, and why.
 ///
-/// What to write where, when to ramp, cork, flush, drain or ask the server is decided by the pure
-/// rules of `StreamFeed`; this type only reads what the stream knows, hands each call and each
-/// answer of the server to the rules, and carries out what they return.
+/// Which stream a track plays on, and what to write where, when to ramp, cork, flush, drain or ask
+/// the server is decided by the pure rules of `StreamPair` and `StreamFeed`; this type only reads
+/// what the streams know, hands each call and each answer of the server to the rules, and carries
+/// out what they return.
 ///
 /// Every method returns promptly: none waits for the server.
 ///
@@ -36,9 +38,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private let connection: ServerConnection
     /// Lowers other streams while speech is audible (when configured), restores them after.
     private let ducker: Ducker
-    private var stream: PlaybackStream?
-    /// The current track and what the rules decided about it and the stream.
-    private var feed = StreamFeed()
+    /// Keeps the two streams at the volume the user sets on either.
+    private let volumes = StreamVolumes()
+    /// The two playback streams, by `StreamPair.Lane` (nil: none open).
+    private var streams: [PlaybackStream?] = [nil, nil]
+    /// The current track, its stream, and what the rules decided about each stream.
+    private var pair = StreamPair()
     /// Where the current track's progress is told, and what was told last.
     private var updates: AsyncStream<PlaybackProgress>.Continuation?
     private var lastUpdate: PlaybackProgress?
@@ -74,13 +79,14 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         // are sent now; the rest of closing runs on a thread of its own, which holds the loop until then.
         guard beginClosing() else { return }
         endSpeech()
-        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
+        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, volumes: volumes, connection: connection)
         if DetachedThread.start(name: "a11y-pulse-end", { rest.awaitRestores(); rest.leave() }) != 0 {
             // No thread: the loop and what its callbacks reach are kept (a leak, logged) rather than
             // the loop freed on itself (an abort) or the connection's callbacks left pointing at freed objects.
             logger.error("cannot start a thread to close the sound server connection; it stays open")
             _ = Unmanaged.passRetained(rest.mainloop)
             _ = Unmanaged.passRetained(rest.ducker)
+            _ = Unmanaged.passRetained(rest.volumes)
             _ = Unmanaged.passRetained(rest.connection)
         }
     }
@@ -93,7 +99,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// may never run before exit); later calls, and the deinit, do nothing more.
     public func close() {
         guard mainloop.withLock({ beginClosing() }) else { return }
-        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, connection: connection)
+        let rest = ClosingRest(mainloop: mainloop, ducker: ducker, volumes: volumes, connection: connection)
         // Speech goes on, lowered music and all, until the restores are acknowledged.
         rest.awaitRestores()
         mainloop.withLock { endSpeech() }
@@ -121,6 +127,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private struct ClosingRest: @unchecked Sendable {
         let mainloop: ThreadedMainloop
         let ducker: Ducker
+        let volumes: StreamVolumes
         let connection: ServerConnection
 
         /// Waits (briefly) until the restores are acknowledged, with the lock released so that the
@@ -137,6 +144,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         func leave() {
             mainloop.withLock {
                 ducker.disconnect()
+                volumes.disconnect()
                 connection.close()
             }
             mainloop.stop()
@@ -155,7 +163,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             self.updates = updates
             lastUpdate = nil
             apply(.begin(format))
-            return PlaybackTrack(id: feed.trackID, progress: progress)
+            return PlaybackTrack(id: pair.trackID, progress: progress)
         }
     }
 
@@ -181,7 +189,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     public func progress(of id: TrackID) -> PlaybackProgress? {
         mainloop.withLock {
-            guard id == feed.trackID else { return nil }
+            guard id == pair.trackID else { return nil }
             return currentProgress()
         }
     }
@@ -191,17 +199,17 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     public func serverStatus() -> SoundServerStatus { mainloop.withLock { connection.status } }
 
-    /// Reads the current stream (nil without one) under the mainloop lock; for the tests, which
-    /// look at what the output asks of the server.
+    /// Reads the current track's stream (nil without one) under the mainloop lock; for the tests,
+    /// which look at what the output asks of the server.
     func withStream<R>(_ body: (PlaybackStream?) -> R) -> R {
-        mainloop.withLock { body(stream) }
+        mainloop.withLock { body(streams[pair.current.rawValue]) }
     }
 
     // MARK: Carrying out the rules (lock held)
 
-    /// What the stream knows now, for the rules.
-    private var streamNow: StreamFeed.Stream? {
-        stream.map { stream in
+    /// What `lane`'s stream knows now, for the rules.
+    private func streamNow(_ lane: StreamPair.Lane) -> StreamFeed.Stream? {
+        streams[lane.rawValue].map { stream in
             StreamFeed.Stream(
                 format: stream.format, isReady: stream.isReady, isCorked: stream.isCorked,
                 hasBeenWritten: stream.hasBeenWritten, writeFrame: stream.writeFrame,
@@ -211,14 +219,16 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    /// Hands `input` to the rules with what the stream knows now, and carries out what they say.
-    private func apply(_ input: StreamFeed.Input) {
-        for effect in feed.handle(input, stream: streamNow) {
-            carryOut(effect)
+    /// Hands `input` (a call, or what the server said of `lane`'s stream) to the rules with what the
+    /// streams know now, and carries out what they say.
+    private func apply(_ input: StreamFeed.Input, from lane: StreamPair.Lane? = nil) {
+        for (lane, effect) in pair.handle(input, from: lane, streams: streamNow) {
+            carryOut(effect, on: lane)
         }
     }
 
-    private func carryOut(_ effect: StreamFeed.Effect) {
+    private func carryOut(_ effect: StreamFeed.Effect, on lane: StreamPair.Lane) {
+        let stream = streams[lane.rawValue]
         switch effect {
         case .write(let samples, let frames, let at):
             do {
@@ -234,22 +244,22 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             stream?.flush()
         case .drain(let target):
             stream?.drain { [unowned(unsafe) self] success in
-                self.apply(.drained(through: target, success: success))
+                self.apply(.drained(through: target, success: success), from: lane)
             }
         case .cancelDrain:
             stream?.cancelDrain()
         case .askReadIndex:
-            stream?.requestReadIndex { [unowned(unsafe) self] readFrame in self.apply(.readIndex(readFrame)) }
+            stream?.requestReadIndex { [unowned(unsafe) self] readFrame in self.apply(.readIndex(readFrame), from: lane) }
         case .refreshTiming:
             stream?.refreshTiming()
         case .openStream(let format):
             stream?.close()
-            stream = PlaybackStream(on: connection, format: format, logger: logger) { [unowned(unsafe) self] event in
-                self.streamChanged(event)
+            streams[lane.rawValue] = PlaybackStream(on: connection, format: format, logger: logger) {
+                [unowned(unsafe) self] event in self.streamChanged(event, lane)
             }
         case .dropStream:
             stream?.close()
-            stream = nil
+            streams[lane.rawValue] = nil
         case .attemptConnection:
             connection.attemptNow()
         case .audible(let audible):
@@ -268,9 +278,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     /// The current track's progress (nil without one).
     private func currentProgress() -> PlaybackProgress? {
+        let stream = streams[pair.current.rawValue]
         // No reading while a flush's read index is awaited: the old segment no longer applies.
         let position = stream?.isUpdatingTiming == false ? stream?.playbackFrame() : nil
-        return feed.progress(playingAt: position, connection: connection.playbackConnection)
+        return pair.progress(playingAt: position, connection: connection.playbackConnection)
     }
 
     /// Tells the track's follower where it stands, if that changed.
@@ -283,35 +294,44 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func connectionChanged(_ event: ServerConnection.Event) {
         switch event {
         case .connected:
-            if let context = connection.context { ducker.connected(context) }
+            if let context = connection.context {
+                ducker.connected(context)
+                volumes.connected(context)
+            }
             apply(.connected)
         case .lost:
             ducker.disconnect()
+            volumes.disconnect()
             apply(.connectionLost)
+        case .sinkInput(let index, let change):
+            ducker.sinkInput(index, change)
+            if change == .changed { volumes.changed(index, own: streams.compactMap { $0?.serverIndices?.stream }) }
         case .attemptFailed:
             apply(.connectionAttemptFailed)
         }
     }
 
-    private func streamChanged(_ event: PlaybackStream.Event) {
+    private func streamChanged(_ event: PlaybackStream.Event, _ lane: StreamPair.Lane) {
+        let stream = streams[lane.rawValue]
         switch event {
         case .ready:
             if let granted = stream?.granted {
                 logger.debug("playback stream ready", metadata: [
                     "tlength": "\(granted.targetLength)", "minreq": "\(granted.minimumRequest)",
                     "prebuf": "\(granted.prebuffer)", "format": "\(stream.map { "\($0.format)" } ?? "?")",
+                    "stream": "\(lane)",
                 ])
             }
-            apply(.streamReady)
+            apply(.streamReady, from: lane)
         case .failed:
             // When the whole context failed, its own event handles it.
             guard connection.isReady else { return }
             logger.warning("playback stream lost: \(stream?.lastError.description ?? "?")")
-            apply(.streamFailed)
+            apply(.streamFailed, from: lane)
         case .writable:
-            apply(.writable)
+            apply(.writable, from: lane)
         case .timing:
-            apply(.timing)
+            apply(.timing, from: lane)
         }
     }
 }

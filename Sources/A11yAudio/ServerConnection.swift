@@ -24,7 +24,11 @@ final class ServerConnection {
         case connected, lost
         /// An attempt failed (`status` says why).
         case attemptFailed
+        /// A stream on the server (a sink input) appeared, changed or went.
+        case sinkInput(UInt32, SinkInputChange)
     }
+
+    enum SinkInputChange { case new, changed, removed }
 
     static let reconnectDelayUsec: UInt64 = 150_000
     static let firstAnswerLimitUsec: UInt64 = 1_000_000
@@ -231,6 +235,18 @@ final class ServerConnection {
         everConnected = true
         outageLogged = false
         failure = nil
+        // Every stream's comings and goings, for the ducker and for a11yd's own streams' volume.
+        pa_context_set_subscribe_callback(c, { c, event, index, userdata in
+            guard let connection = ServerConnection.from(userdata), c == connection.context, !connection.closed else { return }
+            let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+            let change: SinkInputChange = switch type {
+            case PA_SUBSCRIPTION_EVENT_NEW.rawValue: .new
+            case PA_SUBSCRIPTION_EVENT_REMOVE.rawValue: .removed
+            default: .changed
+            }
+            connection.onEvent(.sinkInput(index, change))
+        }, userdata)
+        if let operation = pa_context_subscribe(c, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) { pa_operation_unref(operation) }
         onEvent(.connected)
     }
 
@@ -296,7 +312,7 @@ final class ServerConnection {
         lose()
         if let c = context {
             pa_context_set_state_callback(c, nil, nil)
-            pa_context_set_subscribe_callback(c, nil, nil)  // the ducker's, if it subscribed
+            pa_context_set_subscribe_callback(c, nil, nil)
             pa_context_disconnect(c)
             pa_context_unref(c)
             context = nil

@@ -49,6 +49,9 @@ struct StreamFeed {
 
     enum Input: Equatable {
         case begin(AudioFormat)
+        /// Keep a stream of this format open, corked, while no track plays here: the next track
+        /// begun here starts without waiting for one.
+        case prepare(AudioFormat)
         case append([Int16], TrackID)
         case end(TrackID)
         case hold(at: Int?, TrackID)
@@ -140,6 +143,13 @@ struct StreamFeed {
     private(set) var trackID = TrackID(rawValue: 0)
     private(set) var paused = false
     private(set) var stage = Stage.clear
+    /// The format of the stream kept open without a track (`prepare`), or of the last track.
+    private(set) var streamFormat: AudioFormat?
+
+    /// Nothing plays or waits to play here: no track but one played to its end, no cut's ramp.
+    var isQuiet: Bool {
+        !hasTail && (track.map { $0.isPlayedToTheEnd } ?? true)
+    }
 
     /// Handles `input`, the stream being as `stream` says; returns what to do, in order.
     mutating func handle(_ input: Input, stream: Stream?) -> [Effect] {
@@ -147,6 +157,11 @@ struct StreamFeed {
         switch input {
         case .begin(let format):
             begin(format, &step)
+        case .prepare(let format):
+            streamFormat = format
+            guard isQuiet else { break }
+            if let stream = step.stream, stream.format != format { dropStream(&step) }
+            if step.stream == nil { openStream(format, &step) }
         case .append(let samples, let id):
             guard isCurrent(id, "append", &step) else { break }
             guard track?.ended == false else {
@@ -171,12 +186,13 @@ struct StreamFeed {
         case .close:
             dropStream(&step)
             track = nil
+            streamFormat = nil
             step.effects.append(.endProgress)
         case .streamReady:
             pump(&step)
         case .streamFailed:
             dropStream(&step)
-            if let t = track { openStream(t.format, &step) }
+            if let format = track?.format ?? streamFormat { openStream(format, &step) }
             publish(&step)
         case .writable:
             step.refreshTiming()
@@ -190,7 +206,7 @@ struct StreamFeed {
         case .readIndex(let readFrame):
             answered(readFrame, &step)
         case .connected:
-            if let t = track { openStream(t.format, &step) }
+            if let format = track?.format ?? streamFormat { openStream(format, &step) }
             publish(&step)
         case .connectionLost:
             dropStream(&step)
@@ -227,6 +243,7 @@ struct StreamFeed {
         step.cancelDrain()
         trackID = TrackID(rawValue: trackID.rawValue &+ 1)
         track = Track(format: format)
+        streamFormat = format
         paused = false
         // What the last track waited for is no longer this one's; a cut's ramp still plays.
         if case .tail = stage {} else { stage = .clear }

@@ -110,6 +110,32 @@ struct DuckingTests {
         setup.speaker = nil
     }
 
+    /// a11yd plays on two streams (an interrupt plays on the one that waits): neither is lowered.
+    @Test func a11ydsOwnStreamsAreNeverLowered() async throws {
+        let setup = try await Setup()
+        let speaker = try await setup.makeSpeaker()
+        _ = await Self.speakingOverMusic(speaker, on: setup)
+        let speaking = try #require(speaker.withStream { $0?.serverIndices?.stream })
+        let clients = try Self.sinkInputClients(setup.server)
+        let own = Set(clients.filter { $0.value == clients[speaking] }.keys)
+        let state = try String(contentsOfFile: setup.stateFile, encoding: .utf8)
+        let lowered = Set(state.split(separator: "\n").compactMap { UInt32($0.split(separator: "\t").first ?? "") })
+        #expect(own.count == 2, "\(clients)")
+        #expect(!lowered.isEmpty && own.isDisjoint(with: lowered), "lowered \(lowered), a11yd's own \(own)")
+        setup.speaker = nil
+    }
+
+    /// Each sink input's client, from `pactl list sink-inputs`.
+    static func sinkInputClients(_ server: PrivatePulseServer) throws -> [UInt32: String] {
+        var clients: [UInt32: String] = [:], current: UInt32?
+        for line in try server.pactl("list", "sink-inputs").split(separator: "\n") {
+            let t = line.trimmed
+            if t.hasPrefix("Sink Input #") { current = UInt32(t.dropFirst("Sink Input #".count)) }
+            if t.hasPrefix("Client:"), let current { clients[current] = String(t.dropFirst("Client:".count)).trimmed }
+        }
+        return clients
+    }
+
     @Test func aStreamThatStartsWhileSpeakingIsLoweredToo() async throws {
         let setup = try await Setup()
         let speaker = try await setup.makeSpeaker()

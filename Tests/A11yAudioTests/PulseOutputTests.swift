@@ -325,12 +325,12 @@ struct PulseOutputTests {
         let rig = try await Rig()
         let t = rig.start(tone(seconds: 1))
         await sleep(seconds: 0.2)
-        #expect(try rig.server.sinkInputCorkStates() == [false])
+        #expect(try rig.server.sinkInputCorkStates().filter { !$0 }.count == 1, "one plays, the other waits for an interrupt")
         #expect(!rig.output.streamStatus().isCorked)
         #expect(await waitFor(3) { rig.output.progress(of: t)!.isFinished })
         await sleep(seconds: 0.05)
         #expect(rig.output.streamStatus().isCorked)
-        #expect(try rig.server.sinkInputCorkStates() == [true])
+        #expect(try rig.server.sinkInputCorkStates() == [true, true])
         let status = rig.output.streamStatus()
         let frameBytes = 2
         print("granted tlength \(status.grantedTargetLength / frameBytes * 1000 / 22_050) ms, minreq \(status.grantedMinimumRequest / frameBytes * 1000 / 22_050) ms, prebuf \(status.grantedPrebuffer) bytes")
@@ -362,18 +362,51 @@ struct PulseOutputTests {
         let t = rig.start(tone(seconds: 1))
         #expect(await waitFor(2) { !rig.output.streamStatus().isCorked }, "playing")
         let streams = try rig.server.sinkInputProperties()
-        #expect(streams.count == 1)
-        let stream = try #require(streams.first)
-        #expect(stream["media.role"] == "a11y", "\(stream)")
-        #expect(stream["application.name"] == "a11yd")
-        #expect(stream["application.id"] == "org.a11yd")
-        #expect(stream["application.icon_name"] == "preferences-desktop-accessibility")
-        #expect(stream["media.name"] == "speech")
+        #expect(streams.count == 2, "the one that plays, and the one an interrupt plays on")
+        for stream in streams {
+            #expect(stream["media.role"] == "a11y", "\(stream)")
+            #expect(stream["application.name"] == "a11yd")
+            #expect(stream["application.id"] == "org.a11yd")
+            #expect(stream["application.icon_name"] == "preferences-desktop-accessibility")
+            #expect(stream["media.name"] == "speech")
+        }
         let clients = try rig.server.clientProperties().filter { $0["application.id"] == "org.a11yd" }
         #expect(clients.count == 1, "the connection too")
         #expect(clients.first?["application.name"] == "a11yd")
         #expect(clients.first?["media.role"] == "a11y")
         _ = await waitFor(3) { rig.output.progress(of: t)?.isFinished == true }
+    }
+
+    /// A mixer shows both streams: the volume or mute the user sets on one is set on the other,
+    /// so that an interrupt is heard as loud as what it cuts.
+    @Test(arguments: SoundServerKind.allCases)
+    func theVolumeSetOnOneStreamIsSetOnTheOther(_ kind: SoundServerKind) async throws {
+        let rig = try await Rig(kind)
+        let t = rig.start(tone(seconds: 1))
+        #expect(await waitFor(2) { (try? rig.server.sinkInputProperties().count) == 2 }, "two streams")
+        let indices = try rig.server.sinkInputProperties().compactMap { $0["index"] }
+        try #require(indices.count == 2)
+        _ = try rig.server.pactl("set-sink-input-volume", indices[0], "19661")
+        #expect(await waitFor(2) { (try? Self.volumes(rig.server)) == [19661, 19661] }, "\(String(describing: try? Self.volumes(rig.server)))")
+        _ = try rig.server.pactl("set-sink-input-mute", indices[1], "1")
+        #expect(await waitFor(2) { (try? Self.mutes(rig.server)) == [true, true] }, "\(String(describing: try? Self.mutes(rig.server)))")
+        _ = await waitFor(3) { rig.output.progress(of: t)?.isFinished == true }
+    }
+
+    /// Each sink input's volume (its first channel's), as `pactl list sink-inputs` says it.
+    static func volumes(_ server: any PrivateSoundServer) throws -> [Int] {
+        try server.pactl("list", "sink-inputs").split(separator: "\n").compactMap { line -> Int? in
+            let t = line.trimmed
+            guard t.hasPrefix("Volume:"), let colon = t.dropFirst("Volume:".count).firstIndex(of: ":") else { return nil }
+            return Int(t[t.index(after: colon)...].prefix { $0 != "/" }.trimmed)
+        }
+    }
+
+    static func mutes(_ server: any PrivateSoundServer) throws -> [Bool] {
+        try server.pactl("list", "sink-inputs").split(separator: "\n").compactMap { line -> Bool? in
+            let t = line.trimmed
+            return t.hasPrefix("Mute:") ? t.hasSuffix("yes") : nil
+        }
     }
 
     @Test func formatChangeBetweenTracks() async throws {
@@ -389,7 +422,7 @@ struct PulseOutputTests {
         let rec = rig.recorder.stop()
         let audible = rec.audibleDuration(threshold: 0.1, window: 0.005, from: t)
         #expect(abs(audible - 0.2) < 0.03, "audible \(audible) s for a 0.2 s stereo track")
-        #expect(try rig.server.sinkInputCorkStates().count == 1)
+        #expect(try rig.server.sinkInputCorkStates().count == 2, "no stream of the old format left")
     }
 
     @Test func serverRestartMidTrack() async throws {

@@ -288,6 +288,32 @@ struct FeedRig {
         #expect(answer.contains(.uncork) && answer.contains(.drain(through: 500)), "played to the hold, then drained")
     }
 
+    /// A stream kept ready for the next track (`StreamPair`'s other stream): opened without a
+    /// track, reopened in another format, opened again after a reconnect; left alone while a track
+    /// or a cut's ramp plays on it.
+    @Test func aPreparedStreamIsKeptOpenInItsFormatWithoutATrack() {
+        var rig = FeedRig()
+        rig.stream.exists = false
+        let opened = rig.send(.prepare(Self.format))
+        #expect(opened.contains(.openStream(Self.format)) && writes(opened).isEmpty)
+        rig.stream.isReady = true
+        #expect(rig.send(.prepare(Self.format)).isEmpty, "open already")
+        let stereo = AudioFormat(sampleRate: 48_000, channels: 2)
+        let reopened = rig.send(.prepare(stereo))
+        #expect(reopened.contains(.dropStream) && reopened.contains(.openStream(stereo)))
+        rig.stream.isReady = true
+        rig.send(.connectionLost)
+        #expect(rig.send(.connected).contains(.openStream(stereo)), "the connection back, the stream too")
+        var playing = FeedRig()
+        _ = playing.begin(appending: 4_800)
+        #expect(!playing.feed.isQuiet)
+        #expect(playing.send(.prepare(stereo)).isEmpty, "not while a track plays")
+        playing.play(480)
+        playing.send(.cancel(playing.id))
+        #expect(!playing.feed.isQuiet, "its ramp plays")
+        #expect(playing.send(.prepare(stereo)).isEmpty, "nor while a cut's ramp plays")
+    }
+
     @Test func theTrackDrainsAtItsEndAndIsCorkedOnceDrained() {
         var rig = FeedRig()
         let effects = rig.begin(appending: 480, ending: true)

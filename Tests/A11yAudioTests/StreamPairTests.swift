@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 @testable import A11yAudio
 import A11yCore
+import A11yTestSupport
 import Testing
 
 /// The pair and two model streams, each effect carried out on its stream's model.
@@ -180,5 +181,115 @@ struct PairRig {
         let heard = rig.send(.timing, from: .second)
         let last = (cut + heard).compactMap { if case .audible(let a) = $0.1 { a } else { nil } }.last
         #expect(last == false, "silent once both ramps were heard")
+    }
+
+    // MARK: Random runs
+
+    /// Random calls and server events on both streams, on both kinds of server; after each: no
+    /// write to a stream whose read index is awaited, none before what its server read; only the
+    /// current track plays (the other stream holds no track but one played to its end); a call
+    /// naming a track no longer current writes nothing on the current track's stream; progress is
+    /// told only from the current track's stream.
+    @Test(arguments: [false, true]) func theRulesHoldOverRandomRuns(rewinds: Bool) {
+        var switched = 0
+        defer { #expect(switched > 100, "the runs interrupt on the other stream: \(switched) times") }
+        for seed in UInt64(1)...60 {
+            var random = SplitMix64(seed: seed)
+            var rig = PairRig(rewinds: rewinds)
+            var issued: [TrackID] = []
+            for step in 0..<250 {
+                let (input, lane) = randomInput(&rig, issued, &random)
+                let before = rig.streams
+                let current = rig.pair.trackID, laneBefore = rig.pair.current
+                let effects = rig.send(input, from: lane)
+                if case .begin = input {
+                    issued.append(rig.pair.trackID)
+                    if rig.pair.current != laneBefore { switched += 1 }
+                }
+                // Described only when an expectation fails (its comment is an autoclosure).
+                func context() -> String { "seed \(seed), step \(step), \(input) from \(String(describing: lane))" }
+                for (each, effect) in effects {
+                    guard case .write(_, _, let at) = effect else { continue }
+                    let stream = before[each.rawValue]
+                    let answered: Bool = if case .readIndex = input, lane == each { true } else { false }
+                    if stream.awaitsReadIndex, !answered { Issue.record("a write while the read index was awaited: \(context())") }
+                    #expect((at ?? stream.serverWriteFrame) >= stream.readFrame, "written before what the server read: \(context())")
+                }
+                let other = rig.pair.feed(rig.pair.current.other)
+                #expect(other.track.map(\.isPlayedToTheEnd) ?? true, "a track plays on the other stream: \(context())")
+                if let named = Self.trackNamed(input), named != current {
+                    let onCurrent = effects.contains { each, effect in
+                        if case .write = effect { each == rig.pair.current } else { false }
+                    }
+                    #expect(!onCurrent, "a call for an earlier track wrote on the current one's stream: \(context())")
+                }
+                for (each, effect) in effects {
+                    switch effect {
+                    case .publish, .endProgress: #expect(each == rig.pair.current, "progress from the other stream: \(context())")
+                    default: break
+                    }
+                }
+                if Task.isCancelled { return }
+            }
+        }
+    }
+
+    static func trackNamed(_ input: StreamFeed.Input) -> TrackID? {
+        switch input {
+        case .append(_, let id), .end(let id), .hold(_, let id), .setPaused(_, let id), .cancel(let id): id
+        default: nil
+        }
+    }
+
+    /// One input a caller or a server could give now, and the stream it is about (server events);
+    /// what the server did first (played, answered, drained, became ready) is done on the model.
+    func randomInput(
+        _ rig: inout PairRig, _ issued: [TrackID], _ random: inout SplitMix64
+    ) -> (StreamFeed.Input, StreamPair.Lane?) {
+        // Mostly the current track, now and then one before it (a player that has not yet heard).
+        let id = issued.isEmpty || Int.random(in: 0..<5, using: &random) > 0
+            ? rig.pair.trackID : issued[Int.random(in: 0..<issued.count, using: &random)]
+        let lane = StreamPair.Lane.allCases[Int.random(in: 0..<2, using: &random)]
+        var stream: ModelStream {
+            get { rig.streams[lane.rawValue] }
+            set { rig.streams[lane.rawValue] = newValue }
+        }
+        while true {
+            switch Int.random(in: 0..<15, using: &random) {
+            case 0:
+                return (.begin(StreamFeedTests.format), nil)
+            case 1, 2:
+                return (.append(StreamFeedTests.tone(Int.random(in: 1...2_000, using: &random)), id), nil)
+            case 3:
+                return (.end(id), nil)
+            case 4:
+                return (.setPaused(Bool.random(using: &random), id), nil)
+            case 5:
+                return (.cancel(id), nil)
+            case 6, 7, 8:
+                guard stream.exists, stream.isReady else { continue }
+                stream.play(Int64.random(in: 0...600, using: &random))
+                return (Bool.random(using: &random) ? .writable : .timing, lane)
+            case 9:
+                guard stream.awaitsReadIndex else { continue }
+                stream.awaitsReadIndex = false
+                if stream.knownWriteFrame == nil { stream.knownWriteFrame = stream.serverWriteFrame }
+                return (.readIndex(stream.readFrame), lane)
+            case 10:
+                guard let through = stream.drainingThrough else { continue }
+                stream.drainingThrough = nil
+                return (.drained(through: through, success: stream.readFrame >= stream.serverWriteFrame), lane)
+            case 11, 12:
+                guard stream.exists, !stream.isReady else { continue }
+                stream.isReady = true
+                return (.streamReady, lane)
+            case 13:
+                guard stream.exists, Int.random(in: 0..<6, using: &random) == 0 else { continue }
+                return (.streamFailed, lane)
+            default:
+                guard Int.random(in: 0..<8, using: &random) == 0 else { continue }
+                return (rig.model(.first).exists ? .connectionLost : .connected, nil)
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@
 public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
-            case invalidRequest, unknownVoice, invalidIPA, invalidSSML, engineFailed, audioUnavailable
+            case invalidRequest, unknownVoice, invalidIPA, invalidSSML, engineFailed, engineUnavailable, audioUnavailable
             case shuttingDown, lexiconFile, `internal`
         }
 
@@ -25,6 +25,9 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidSSML = Code(.invalidSSML)
         /// The synthesizer failed.
         public static let engineFailed = Code(.engineFailed)
+        /// The synthesizer cannot run at all for now (no process of it can start), whatever is asked:
+        /// not the request's fault, and never said of a request that made it fail.
+        public static let engineUnavailable = Code(.engineUnavailable)
         /// The sound server could not be reached.
         public static let audioUnavailable = Code(.audioUnavailable)
         /// The daemon is shutting down and takes nothing new.
@@ -36,8 +39,8 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
 
         /// Every code, for front ends that map each to their wire form and check they missed none.
         public static let all: [Code] = [
-            .invalidRequest, .unknownVoice, .invalidIPA, .invalidSSML, .engineFailed, .audioUnavailable, .shuttingDown,
-            .lexiconFile, .internal,
+            .invalidRequest, .unknownVoice, .invalidIPA, .invalidSSML, .engineFailed, .engineUnavailable, .audioUnavailable,
+            .shuttingDown, .lexiconFile, .internal,
         ]
 
         public var description: String { "\(value)" }
@@ -62,6 +65,7 @@ public struct SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func invalidIPA(_ message: String) -> SpeechError { SpeechError(.invalidIPA, message) }
     public static func invalidSSML(_ message: String) -> SpeechError { SpeechError(.invalidSSML, message) }
     public static func engineFailed(_ message: String) -> SpeechError { SpeechError(.engineFailed, message) }
+    public static func engineUnavailable(_ message: String) -> SpeechError { SpeechError(.engineUnavailable, message) }
     public static func audioUnavailable(_ message: String) -> SpeechError { SpeechError(.audioUnavailable, message) }
     public static func shuttingDown(_ message: String) -> SpeechError { SpeechError(.shuttingDown, message) }
     public static func `internal`(_ message: String) -> SpeechError { SpeechError(.internal, message) }

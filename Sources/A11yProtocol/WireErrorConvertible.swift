@@ -55,6 +55,7 @@ extension SpeechError: WireErrorConvertible {
         case .invalidIPA: "invalid_ipa"
         case .invalidSSML: "invalid_ssml"
         case .engineFailed: "engine_failed"
+        case .engineUnavailable: "engine_unavailable"
         case .audioUnavailable: "audio_unavailable"
         case .shuttingDown: "shutting_down"
         case .lexiconFile: "lexicon_file"

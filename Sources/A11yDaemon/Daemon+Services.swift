@@ -2,6 +2,7 @@
 import A11yAudio
 import A11yConfiguration
 import A11yCore
+import A11yEngine
 import A11yEngineWorker
 import A11yJSONLines
 import A11yPronunciation
@@ -14,7 +15,7 @@ import SystemPackage
 extension Daemon {
     /// What a11yd runs, wired once: by `run`, and by the tests' daemon inside their own process
     /// (Tests/A11yIntegrationTests/DaemonHarness.swift), which differs only by its options and
-    /// configuration (eSpeak in process there, through `A11YD_ENGINE_IN_PROCESS=1`).
+    /// configuration (eSpeak in process there, through `A11YD_ENGINE_IN_PROCESS=1`: `inProcessSwitch`).
     public struct Services {
         public let speech: SpeechService
         /// eSpeak's engine and Piper's, as the daemon speaks with them.
@@ -22,13 +23,18 @@ extension Daemon {
         public let output: PulseOutput
         /// The front ends, config reload, heap trim, idle exit and speech, speech last.
         public let group: ServiceGroupConfiguration
-        let espeak: WorkerEngine
+        /// eSpeak's worker engine; nil with eSpeak in process (`inProcessSwitch`).
+        let espeak: WorkerEngine?
         let piper: PiperStarter
 
         /// The engines' supervisors, for a daemon inside a test process to end their workers (a11yd's
         /// die with it): eSpeak's, and Piper's if its runtime was found, at start or at a reload.
-        public var workerEngines: [WorkerEngine] { [espeak] + piper.engines }
+        public var workerEngines: [WorkerEngine] { (espeak.map { [$0] } ?? []) + piper.engines }
     }
+
+    /// `A11YD_ENGINE_IN_PROCESS=1` makes eSpeak in a11yd's own process its engine, and starts no
+    /// worker (to rule the worker out; the tests' in-process daemon).
+    public static let inProcessSwitch = "A11YD_ENGINE_IN_PROCESS"
 
     /// Builds every service of the daemon from `configuration` (read from `configPath`, beside
     /// which the user's lexicon lives) and `options`. Idle exit measures idle time on `idleExitClock`:
@@ -104,12 +110,19 @@ extension Daemon {
     /// voices`), now or later (found at a reload): its worker starts with the first Piper item, or at
     /// once if a language's configured voice is Piper's. Voices are found by
     /// `ConfigReloadService.reloadVoices`, at start and on SIGHUP. eSpeak speaks in its sandboxed
-    /// worker, unless `A11YD_ENGINE_IN_PROCESS=1` or no worker can start: `WorkerEngine.start`
-    /// decides, and the log says what protection is missing.
-    func speechEngine(configuration: DaemonConfiguration) async throws -> (EngineRouter, WorkerEngine, PiperStarter) {
-        let espeak: WorkerEngine
+    /// worker, and in a11yd's own process while none can start (`EngineFallback`), or always with
+    /// `A11YD_ENGINE_IN_PROCESS=1`; the log says what protection is missing. Also returns eSpeak's
+    /// worker engine, if it has one.
+    func speechEngine(configuration: DaemonConfiguration) async throws -> (EngineRouter, WorkerEngine?, PiperStarter) {
+        let espeak: any SpeechEngine & PronunciationEngine, worker: WorkerEngine?
         do {
-            espeak = try await WorkerEngine.start(.espeak(environment: options.environment), logger: logger)
+            if options.environment[Self.inProcessSwitch] == "1" {
+                logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(Self.inProcessSwitch)=1"])
+                (espeak, worker) = (try EspeakEngine(logger: logger), nil)
+            } else {
+                let fallback = try await EngineFallback.espeak(.espeak(environment: options.environment), logger: logger)
+                (espeak, worker) = (fallback, fallback.primary)
+            }
         } catch {
             throw DaemonError.engineUnavailable("\(error)")
         }
@@ -119,6 +132,6 @@ extension Daemon {
             .map { String($0.voice.dropFirst(SpeechEngineName.piperPrefix.count)) }
         let piper = starter.engine(preload: preload)
         let router = EngineRouter(espeak: espeak, piper: piper, piperVoices: [], piperSource: starter, echoes: options.echoesAhead ? .standard : nil, logger: logger)
-        return (router, espeak, starter)
+        return (router, worker, starter)
     }
 }

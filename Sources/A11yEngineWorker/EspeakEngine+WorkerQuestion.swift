@@ -2,10 +2,10 @@
 import A11yCore
 import A11yEngine
 
-/// A worker's question answered by eSpeak: the one place a `WorkerQuestion` becomes eSpeak's calls,
-/// whether eSpeak runs in the worker (`EngineWorkerProcess`) or in a11yd's own process
-/// (`WorkerEngine+InProcess.swift`). It waits for eSpeak's thread to answer, so it runs on a thread
-/// that may block: the worker's main thread, or a thread of NIO's blocking pool in a11yd.
+/// A worker's question answered by eSpeak in the worker (`EngineWorkerProcess`): the one place a
+/// `WorkerQuestion` becomes eSpeak's calls. It waits for eSpeak's thread to answer, so it runs on the
+/// worker's main thread, which may block. (eSpeak in a11yd's own process is asked through its
+/// `PronunciationEngine` methods, which wait for nothing.)
 extension EspeakEngine {
     func answerWaiting(_ question: WorkerQuestion) throws -> WorkerAnswer {
         switch question {

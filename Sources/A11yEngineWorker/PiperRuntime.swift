@@ -78,6 +78,6 @@ public struct PiperRuntime: Sendable, Equatable {
             readyLimit: .seconds(30),
             // One clause is synthesised at once: a long one takes ~1 s on one thread.
             hangLimit: .seconds(5),
-            idleLimit: idleLimit, inProcess: .never)
+            idleLimit: idleLimit)
     }
 }

@@ -13,9 +13,10 @@ import Synchronization
 /// one at a time, as eSpeak would, on an event loop of its own; what it does is decided by
 /// `WorkerSupervisor`, one pure state machine. Nothing here knows which engine runs behind the
 /// frames but its `WorkerLaunch`. Voices are asked of the first worker once (they do not change
-/// under a running a11yd), or given by the caller (Piper's, found on disk), and voice resolution
-/// is answered from that list here. eSpeak alone may run in a11yd's own process, when
-/// `WorkerLaunch.inProcess` says so, and the log says why (`WorkerEngine+InProcess.swift`).
+/// under a running a11yd), or given by the caller (Piper's, found on disk; eSpeak's in-process
+/// engine's when no worker can start at a11yd's start), and voice resolution is answered from that
+/// list here. While no worker can start, every request fails as `engineUnavailable`, and what
+/// speaks instead is the caller's (for eSpeak, `EngineFallback`: eSpeak in a11yd's own process).
 public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     public let format: AudioFormat
     /// The installed voices, as the first worker listed them (or as the caller found them).
@@ -23,9 +24,6 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     /// `resolveVoice`'s answers by the tag asked: the catalog does not change, and every item asks.
     private let resolved = Mutex<[String: String]>([:])
     let link: WorkerLink
-
-    /// `A11YD_ENGINE_IN_PROCESS=1` keeps synthesis in a11yd's own process (to rule the worker out).
-    public static let inProcessSwitch = "A11YD_ENGINE_IN_PROCESS"
 
     /// `A11YD_ENGINE_WORKER=PROGRAM` starts PROGRAM instead of a11yd itself (to test what happens
     /// when no worker can start; a11yd's Landlock lets it execute nothing else anyway).
@@ -41,8 +39,6 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     struct Job: Sendable {
         let request: Utterance
         let sink: SynthesisSink
-        /// Set when the consumer leaves: what the in-process engine stops by (a worker is sent a cancel).
-        let cancellation: CancellationFlag
     }
 
     struct Question: Sendable {
@@ -63,20 +59,29 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
         self.catalog = catalog
     }
 
-    /// The engine `launch` describes, ready to serve: the voices asked of its first worker (started
-    /// for the question), or of eSpeak in a11yd's own process where `WorkerSupervisor` says so
-    /// (`A11YD_ENGINE_IN_PROCESS=1`, or no worker could start), and the log says why. Throws if
-    /// neither can answer.
-    public static func start(_ launch: WorkerLaunch, logger: Logger) async throws -> WorkerEngine {
-        if launch.inProcess == .always {
-            logger.notice("synthesis in process, not in a sandboxed worker", metadata: ["reason": "\(inProcessSwitch)=1"])
-        }
-        let inProcess = InProcessEngine(logger: logger)
-        let link = WorkerLink(launch: launch, sampleRate: nil, logger: logger, inProcess: inProcess.serve)
+    /// What an engine is when no worker can start at its start: its format and voices as another
+    /// engine has them (`unavailable`, the reason no worker can start).
+    public typealias Otherwise = @Sendable (_ unavailable: SpeechError) async throws -> (format: AudioFormat, voices: [VoiceEntry])
+
+    /// The engine `launch` describes, ready to serve: the voices and format asked of its first worker
+    /// (started for the question). When no worker can start (`engineUnavailable`), `otherwise`'s
+    /// instead, if given, and the workers started later must write at its format's rate; without
+    /// it, or if it throws, this throws.
+    public static func start(_ launch: WorkerLaunch, logger: Logger, otherwise: Otherwise? = nil) async throws -> WorkerEngine {
+        let link = WorkerLink(launch: launch, sampleRate: nil, logger: logger)
         do {
-            guard case .voices(let voices) = try await ask(.voices, of: link) else { throw wrongAnswer }
-            let sampleRate = if let rate = await link.sampleRate() { rate } else { try inProcess.format().sampleRate }
-            return WorkerEngine(link: link, format: AudioFormat(sampleRate: sampleRate, channels: 1), catalog: VoiceCatalog(voices))
+            let format: AudioFormat, voices: [VoiceEntry]
+            do {
+                guard case .voices(let listed) = try await ask(.voices, of: link) else { throw wrongAnswer }
+                // A worker answered, so one was ready and said its rate.
+                guard let rate = await link.sampleRate() else { throw SpeechError(.internal, "the engine answered before its worker was ready") }
+                (format, voices) = (AudioFormat(sampleRate: rate, channels: 1), listed)
+            } catch let error as SpeechError where error.code == .engineUnavailable {
+                guard let otherwise else { throw error }
+                (format, voices) = try await otherwise(error)
+                link.expect(sampleRate: format.sampleRate)
+            }
+            return WorkerEngine(link: link, format: format, catalog: VoiceCatalog(voices))
         } catch {
             link.shutDown()
             throw error
@@ -85,25 +90,21 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
 
     /// An engine whose voices and format the caller knows (Piper's, found on disk): nothing waits
     /// for a worker here. Its first worker starts at once in the background when `startNow` (a
-    /// default voice is this engine's), else with the first request. It never runs in process.
+    /// default voice is this engine's), else with the first request.
     public convenience init(launch: WorkerLaunch, format: AudioFormat, voices: [VoiceEntry], startNow: Bool, logger: Logger) {
-        let link = WorkerLink(launch: launch, sampleRate: format.sampleRate, logger: logger) { work, _ in
-            work.fail(SpeechError(.engineFailed, "the \(launch.engine.rawValue) engine cannot run in a11yd's process"))
-        }
+        let link = WorkerLink(launch: launch, sampleRate: format.sampleRate, logger: logger)
         self.init(link: link, format: format, catalog: VoiceCatalog(voices))
         if startNow { link.startNow() }
     }
 
+    /// The consumer that leaves (the stream ended early, or let go) cancels the request: a waiting
+    /// one ends at once, the worker saying it is sent a `cancel`.
     public func synthesize(_ request: Utterance) -> AsyncThrowingStream<SynthesisChunk, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self, throwing: (any Error).self)
-        let cancellation = CancellationFlag()
         let sink = SynthesisSink(yield: { continuation.yield($0) }, finish: { continuation.finish(throwing: $0) })
         let ticket = link.nextTicket()
-        continuation.onTermination = { [link] _ in
-            cancellation.cancel()
-            link.cancel(ticket)
-        }
-        link.submit(ticket, .synthesis(Job(request: request, sink: sink, cancellation: cancellation)))
+        continuation.onTermination = { [link] _ in link.cancel(ticket) }
+        link.submit(ticket, .synthesis(Job(request: request, sink: sink)))
         return stream
     }
 

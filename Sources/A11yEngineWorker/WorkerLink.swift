@@ -38,8 +38,8 @@ struct WorkerRef: Equatable, Sendable {
 /// and feeds it what happens (frames received, channels closed, workers ended, and the limits,
 /// which are tasks scheduled on the loop: a worker's silence is judged by `SilenceWatch`, which
 /// asks the worker's CPU time before calling it hung, and an idle worker is retired after
-/// `WorkerLaunch.idleLimit`). Nothing here knows which engine runs behind the frames; the
-/// in-process engine is `inProcess`'s.
+/// `WorkerLaunch.idleLimit`). Nothing here knows which engine runs behind the frames, nor what
+/// runs instead when none can start.
 final class WorkerLink: Sendable {
     typealias Supervisor = WorkerSupervisor<WorkerRef, WorkerEngine.Work>
     typealias Ticket = Supervisor.Ticket
@@ -50,8 +50,6 @@ final class WorkerLink: Sendable {
     let launch: WorkerLaunch
     let logger: Logger
     private let starter: any WorkerStarter
-    /// Serves a request in a11yd's own process, given the sample rate the workers wrote at (if any did).
-    private let inProcess: @Sendable (WorkerEngine.Work, _ sampleRate: Int?) -> Void
 
     private struct State {
         var supervisor: Supervisor
@@ -70,10 +68,7 @@ final class WorkerLink: Sendable {
     private let epoch: (instant: ContinuousClock.Instant, deadline: NIODeadline)
 
     /// A link on a loop of its own (`loop` nil), or on `loop` (the tests' virtual time).
-    init(
-        launch: WorkerLaunch, sampleRate: Int?, logger: Logger, starter: any WorkerStarter = ProcessStarter(), loop: (any EventLoop)? = nil,
-        inProcess: @escaping @Sendable (WorkerEngine.Work, _ sampleRate: Int?) -> Void
-    ) {
+    init(launch: WorkerLaunch, sampleRate: Int?, logger: Logger, starter: any WorkerStarter = ProcessStarter(), loop: (any EventLoop)? = nil) {
         if let loop {
             group = nil
             self.loop = loop
@@ -85,7 +80,6 @@ final class WorkerLink: Sendable {
         self.launch = launch
         self.logger = logger
         self.starter = starter
-        self.inProcess = inProcess
         epoch = (ContinuousClock.now, self.loop.now)
         state = .makeBoxSendingValue(State(supervisor: Supervisor(launch: launch, sampleRate: sampleRate)), eventLoop: self.loop)
     }
@@ -118,6 +112,14 @@ final class WorkerLink: Sendable {
     /// Starts a worker now, if there is none, so that the first request finds it ready.
     func startNow() {
         onLoop { $0.startNow() }
+    }
+
+    /// Every worker from now on must write at `rate` (`WorkerSupervisor.expect(sampleRate:)`).
+    func expect(sampleRate rate: Int) {
+        onLoop { supervisor in
+            supervisor.expect(sampleRate: rate)
+            return []
+        }
     }
 
     /// Fails what is waiting and in hand, ends the worker, then the loop's thread; what is asked
@@ -188,8 +190,6 @@ final class WorkerLink: Sendable {
             break
         case .finish(let work, let outcome):
             work.finish(outcome)
-        case .runInProcess(let work):
-            inProcess(work, state.value.supervisor.sampleRate)
         case .watch(let worker, let limit):
             watch(worker, limit)
         case .stopWatching:

@@ -18,15 +18,18 @@ protocol SupervisedRequest {
 /// starts a process, reads a clock or touches a channel. Its one `State` holds everything: the
 /// requests waiting, the one in the worker's hands (its round, whether it was cancelled, whether
 /// the worker sent anything of it), and the worker itself (starting, ready, ending, none,
-/// unstartable for a while, in process, shut down).
+/// unstartable for a while, shut down). It knows no engine, nor what runs instead while none of its
+/// workers can start: that is its caller's.
 ///
-/// A request goes to the worker (started first if there is none), to the in-process engine, or
-/// fails at once with why; one at a time, in the order asked. A request whose worker fails under
-/// it is tried once more on a new worker if the worker died before sending anything of it (killed
-/// while idle, or just as the request came: not the request's fault), else fails; either way its
-/// failure counts against it, unless the worker broke the protocol (the worker's fault alone), and
-/// a request that made `refusalThreshold` workers fail is refused. Every submitted request ends
-/// exactly once: one `finish`, or one `runInProcess`.
+/// A request goes to the worker (started first if there is none), or fails at once with why; one
+/// at a time, in the order asked. A request whose worker fails under it is tried once more on a
+/// new worker if the worker died before sending anything of it (killed while idle, or just as the
+/// request came: not the request's fault), else fails; either way its failure counts against it,
+/// unless the worker broke the protocol (the worker's fault alone), and a request that made
+/// `refusalThreshold` workers fail is refused. When no worker can start
+/// (`startAttempts` in a row), requests fail as `engineUnavailable`, a reason of its own (never that
+/// of a request that made a worker fail), for `restartPause`. Every submitted request ends exactly
+/// once: one `finish`.
 ///
 /// `WorkerLink` carries out the actions on its event loop; `Worker` is its `WorkerRef` there,
 /// and anything Equatable in the tests (Tests/A11yEngineWorkerTests/WorkerSupervisorTests.swift).
@@ -54,8 +57,8 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         case notStarted
         /// The worker was ended after `WorkerLaunch.idleLimit` idle, to give its memory back.
         case retired
-        /// No worker could start and the engine cannot run in process: requests fail at once
-        /// with `why` until `until`, then a start is tried again.
+        /// No worker could start: requests fail at once as `engineUnavailable`, with `why`, until
+        /// `until`; then a start is tried again.
         case unstartable(until: ContinuousClock.Instant, why: String)
     }
 
@@ -83,8 +86,6 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         case busy(Worker, Active, waiting: Deque<Pending>)
         /// A worker being killed or reaped, and then what.
         case ending(Worker, after: AfterEnd, waiting: Deque<Pending>)
-        /// The engine runs in a11yd's own process and serves every request from now on.
-        case inProcess
         /// `WorkerEngine.shutDown()`: every request fails.
         case shutDown
     }
@@ -120,8 +121,6 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         case deliver(SynthesisChunk, to: Request)
         /// The request's one end.
         case finish(Request, Outcome)
-        /// The request's one end, by the in-process engine.
-        case runInProcess(Request)
         /// Watch the worker for `limit` of silence from now (`silent` follows if it is hung),
         /// instead of whatever was watched.
         case watch(Worker, Limit)
@@ -142,8 +141,8 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
     static var restartPause: Duration { .seconds(30) }
     /// How many requests' failures are remembered; the count starts again beyond.
     static var rememberedRequests: Int { 64 }
-    /// Failed starts in a row after which no worker is tried again for `restartPause` (the eSpeak
-    /// worker: after which synthesis stays in process).
+    /// Failed starts in a row after which no worker is tried again for `restartPause`, and requests
+    /// fail as `engineUnavailable` meanwhile.
     static var startAttempts: Int { 3 }
 
     private(set) var state: State
@@ -152,13 +151,17 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
     private(set) var sampleRate: Int?
     /// How many workers each request (by its fingerprint) has cost.
     private(set) var failures: [Int: Int] = [:]
-    /// Whether any worker said `ready`: a first start that fails is told differently.
-    private var everReady = false
 
     init(launch: WorkerLaunch, sampleRate: Int?) {
         self.launch = launch
         self.sampleRate = sampleRate
-        state = launch.inProcess == .always ? .inProcess : .stopped(.notStarted)
+        state = .stopped(.notStarted)
+    }
+
+    /// The engine's format was set without a worker (`WorkerEngine.start`, when none could start):
+    /// every worker from now on must write at `rate` too.
+    mutating func expect(sampleRate rate: Int) {
+        if sampleRate == nil { sampleRate = rate }
     }
 
     private var engine: String { launch.engine.rawValue }
@@ -180,10 +183,8 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         switch state {
         case .shutDown:
             return [.finish(request, .failed(shutDownError))]
-        case .inProcess:
-            return [.runInProcess(request)]
         case .stopped(.unstartable(let until, let why)) where now < until:
-            return [.finish(request, .failed(Self.failed(request, why)))]
+            return [.finish(request, .failed(Self.unavailable(why)))]
         case .stopped:
             state = .starting(attempt: 1, worker: nil, waiting: [pending])
             return [.startWorker]
@@ -227,7 +228,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             guard let request = Self.remove(ticket, from: &waiting) else { return [] }
             state = .ending(worker, after: after, waiting: waiting)
             return [.finish(request, .done)]
-        case .stopped, .idle, .inProcess, .shutDown:
+        case .stopped, .idle, .shutDown:
             return []
         }
     }
@@ -274,7 +275,6 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
                 return ending(worker, after: .startFailed(attempt: attempt, why: "its sample rate is \(rate), not \(expected)"), waiting: waiting)
             }
             sampleRate = rate
-            everReady = true
             let level: Logger.Level = protection.contains("no ") ? .notice : .info
             var actions: [Action] = [
                 .stopWatching,
@@ -390,7 +390,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         let failure = Outcome.failed(shutDownError)
         var actions: [Action] = []
         switch state {
-        case .shutDown, .inProcess, .stopped:
+        case .shutDown, .stopped:
             break
         case .starting(_, let worker, let waiting):
             actions += [.stopWatching] + (worker.map { [.end($0, kill: true)] } ?? [])
@@ -444,8 +444,9 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         return [.stopWatching, .end(worker, kill: true)]
     }
 
-    /// A start failed on its `attempt`: another, until `startAttempts`; then the engine runs in
-    /// process if it may (the waiting requests too), else fails requests for `restartPause`.
+    /// A start failed on its `attempt`: another, until `startAttempts`; then the engine is
+    /// unavailable for `restartPause`: the waiting requests fail as such (but one whose worker died
+    /// under it, which fails as its own), and so does every request meanwhile.
     private mutating func startFailed(attempt: Int, why: String, waiting: Deque<Pending>, now: ContinuousClock.Instant, into actions: inout [Action]) {
         actions.append(.log(LogLine(level: .error, message: "a \(engine) worker could not start", metadata: ["attempt": "\(attempt)", "error": why]), worker: nil))
         if attempt < Self.startAttempts {
@@ -453,19 +454,20 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             actions.append(.startWorker)
             return
         }
-        if launch.inProcess != .never {
-            state = .inProcess
-            actions.append(.log(everReady
-                ? LogLine(level: .critical, message: "no engine worker can start: speaking with the in-process engine, unprotected from what text does to eSpeak")
-                : LogLine(level: .error, message: "no engine worker: synthesis in process, unprotected from what text does to eSpeak", metadata: ["error": why]),
-                worker: nil))
-            actions += waiting.map { $0.cancelled ? .finish($0.request, .done) : .runInProcess($0.request) }
-            return
-        }
         let reason = "the \(engine) worker cannot start (\(why)); a11yd tries again in \(Self.restartPause)"
         state = .stopped(.unstartable(until: now + Self.restartPause, why: reason))
         actions.append(.log(LogLine(level: .critical, message: reason), worker: nil))
-        actions += waiting.map { .finish($0.request, .failed(Self.failed($0.request, reason))) }
+        for pending in waiting {
+            if pending.cancelled {
+                actions.append(.finish(pending.request, .done))
+            } else if pending.round > 1 {
+                // Its worker died under it: whatever says it next must not take it for one that
+                // never reached a worker.
+                actions.append(.finish(pending.request, .failed(Self.failed(pending.request, "its worker died, and \(reason)"))))
+            } else {
+                actions.append(.finish(pending.request, .failed(Self.unavailable(reason))))
+            }
+        }
     }
 
     /// How many workers `request` has made fail, if that is enough to refuse it.
@@ -488,11 +490,16 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         return SpeechError(.engineFailed, "refused: this \(what) made the speech engine fail \(failures) times; a11yd will not try it again")
     }
 
-    /// The error of a request whose worker failed under it, or could not start (`why`).
+    /// The error of a request whose worker failed under it (`why`).
     static func failed(_ request: Request, _ why: String) -> SpeechError {
         request.question == nil
             ? SpeechError(.engineFailed, "the speech engine failed while saying this (\(why)); a new one takes the next item")
             : SpeechError(.engineFailed, "the speech engine failed while answering this (\(why)); a new one takes the next request")
+    }
+
+    /// The error of every request while no worker can start (`why`): the engine's, not the request's.
+    static func unavailable(_ why: String) -> SpeechError {
+        SpeechError(.engineUnavailable, why)
     }
 
     static func unexpected(_ message: WorkerMessage) -> LogLine {

@@ -75,9 +75,8 @@ final class StandInStarter: WorkerStarter {
         link = WorkerLink(
             launch: WorkerLaunch(
                 engine: .piper, executable: "/x", arguments: [], environment: [:], readyLimit: .seconds(10), hangLimit: .seconds(2),
-                idleLimit: .seconds(60), inProcess: .never),
-            sampleRate: 22050, logger: log.logger(), starter: starter, loop: loop
-        ) { work, _ in work.fail(SpeechError(.internal, "not in process")) }
+                idleLimit: .seconds(60)),
+            sampleRate: 22050, logger: log.logger(), starter: starter, loop: loop)
     }
 
     func say(_ name: String) {
@@ -85,7 +84,7 @@ final class StandInStarter: WorkerStarter {
             yield: { _ in },
             finish: { [ends] error in ends.record(name, error.map { "\($0)" } ?? "done") })
         let utterance = Utterance(segments: [SpeechSegment(content: .text(name), voice: "fr", sourceStart: 0, sourceLength: name.count)], rate: 175, pitch: 50, volume: 100)
-        link.submit(link.nextTicket(), .synthesis(WorkerEngine.Job(request: utterance, sink: sink, cancellation: CancellationFlag())))
+        link.submit(link.nextTicket(), .synthesis(WorkerEngine.Job(request: utterance, sink: sink)))
         loop.run()
     }
 
@@ -171,7 +170,7 @@ final class StandInStarter: WorkerStarter {
     }
 
     /// The link knows no engine: of the files that serve requests through workers, none imports
-    /// eSpeak's module (only the in-process fallback and the worker's own side do).
+    /// eSpeak's module (only `EngineFallback`, which makes eSpeak in process, and the worker's own side do).
     @Test func theLinkImportsNoEngine() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Sources/A11yEngineWorker")

@@ -35,8 +35,8 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
         case .deliver(_, let request): "deliver to \(request)"
         case .finish(let request, .done): "finish \(request)"
         case .finish(let request, .answer): "answer \(request)"
+        case .finish(let request, .failed(let error)) where error.code == .engineUnavailable: "unavailable \(request): \(error.message)"
         case .finish(let request, .failed(let error)): "fail \(request): \(error.message)"
-        case .runInProcess(let request): "in process \(request)"
         case .watch(let worker, let limit): "watch \(worker) \(limit)"
         case .stopWatching: "stop watching"
         case .scheduleIdle(let worker, let after): "idle \(worker) after \(after)"
@@ -53,15 +53,15 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
     static let now = ContinuousClock.now
     static let chunk = SynthesisChunk(samples: [1, 2, 3])
 
-    static func launch(inProcess: WorkerLaunch.InProcess = .never, idleLimit: Duration? = nil) -> WorkerLaunch {
+    static func launch(idleLimit: Duration? = nil) -> WorkerLaunch {
         WorkerLaunch(
             engine: .piper, executable: "/x", arguments: [], environment: [:], readyLimit: .seconds(10), hangLimit: .seconds(2),
-            idleLimit: idleLimit, inProcess: inProcess)
+            idleLimit: idleLimit)
     }
 
     /// A supervisor whose worker 1 is ready and idle.
-    static func ready(inProcess: WorkerLaunch.InProcess = .never, idleLimit: Duration? = nil) -> Supervisor {
-        var supervisor = Supervisor(launch: launch(inProcess: inProcess, idleLimit: idleLimit), sampleRate: 22050)
+    static func ready(idleLimit: Duration? = nil) -> Supervisor {
+        var supervisor = Supervisor(launch: launch(idleLimit: idleLimit), sampleRate: 22050)
         _ = supervisor.submit(0, .ask("first"), now: now)
         _ = supervisor.spawned(1)
         _ = supervisor.received(.ready(sampleRate: 22050, protection: "seccomp"), from: 1)
@@ -205,61 +205,83 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
     }
 
     /// A worker that does not say `ready` in time, or says something else, or at another rate, is
-    /// ended; after three failed starts eSpeak runs in process, Piper fails for the pause.
+    /// ended; after three failed starts the engine is unavailable for the pause: the requests waiting
+    /// fail as such once (`engineUnavailable`, the engine's reason, not the request's), every request
+    /// meanwhile is refused at once, and after the pause a start is tried again.
     @Test(arguments: ["silent", "stray", "rate", "spawn"])
-    func noWorkerStartingMeansInProcessOrAPause(how: String) {
-        for inProcess in [WorkerLaunch.InProcess.whenNoWorkerStarts, .never] {
-            var supervisor = Supervisor(launch: Self.launch(inProcess: inProcess), sampleRate: 22050)
-            var actions = supervisor.submit(1, .say("a"), now: Self.now)
-            for attempt in 1...Supervisor.startAttempts {
-                #expect(Self.lines(actions).last == "start")
-                let why: String
+    func noWorkerStartingMakesTheEngineUnavailableForAPause(how: String) {
+        var supervisor = Supervisor(launch: Self.launch(), sampleRate: 22050)
+        var actions = supervisor.submit(1, .say("a"), now: Self.now)
+        _ = supervisor.submit(2, .ask("b"), now: Self.now)
+        _ = supervisor.submit(3, .say("c"), now: Self.now)
+        #expect(Self.lines(supervisor.cancel(3)) == ["finish c"])
+        var why = ""
+        for attempt in 1...Supervisor.startAttempts {
+            #expect(Self.lines(actions).last == "start")
+            switch how {
+            case "spawn":
+                actions = supervisor.spawnFailed("no exec", now: Self.now)
+                why = "no exec"
+            default:
+                _ = supervisor.spawned(attempt)
                 switch how {
-                case "spawn":
-                    actions = supervisor.spawnFailed("no exec", now: Self.now)
-                    why = "no exec"
-                default:
-                    _ = supervisor.spawned(attempt)
-                    switch how {
-                    case "silent": #expect(Self.lines(supervisor.silent(attempt)) == ["stop watching", "kill \(attempt)"])
-                    case "stray": _ = supervisor.received(.end(id: 1, failure: nil), from: attempt)
-                    default: _ = supervisor.received(.ready(sampleRate: 16000, protection: ""), from: attempt)
-                    }
-                    actions = supervisor.workerEnded(attempt, ending: "killed", now: Self.now)
-                    why = ["silent": "it was not ready within 10.0 seconds", "stray": "it sent end before ready", "rate": "its sample rate is 16000, not 22050"][how]! + "; killed"
+                case "silent": #expect(Self.lines(supervisor.silent(attempt)) == ["stop watching", "kill \(attempt)"])
+                case "stray": _ = supervisor.received(.end(id: 1, failure: nil), from: attempt)
+                default: _ = supervisor.received(.ready(sampleRate: 16000, protection: ""), from: attempt)
                 }
-                #expect(Self.lines(actions).first == "log error: a piper worker could not start")
-                guard case .log(let line, _) = actions.first else { continue }
-                #expect(line.metadata == ["attempt": "\(attempt)", "error": why])
+                actions = supervisor.workerEnded(attempt, ending: "killed", now: Self.now)
+                why = ["silent": "it was not ready within 10.0 seconds", "stray": "it sent end before ready", "rate": "its sample rate is 16000, not 22050"][how]! + "; killed"
             }
-            if inProcess == .never {
-                let reason = "the piper worker cannot start (\(how == "spawn" ? "no exec" : "killed")); a11yd tries again in 30.0 seconds"
-                #expect(Self.lines(actions).dropFirst().first?.hasPrefix("log critical: the piper worker cannot start (") == true)
-                #expect(Self.lines(actions).last?.hasPrefix("fail a: the speech engine failed while saying this (the piper worker cannot start") == true)
-                _ = reason
-                #expect(Self.lines(supervisor.submit(2, .say("b"), now: Self.now + .seconds(29))).first?.hasPrefix("fail b") == true)
-                #expect(Self.lines(supervisor.submit(3, .say("c"), now: Self.now + .seconds(30))) == ["start"], "tried again after the pause")
-            } else {
-                #expect(Self.lines(actions).suffix(2) == [
-                    "log error: no engine worker: synthesis in process, unprotected from what text does to eSpeak", "in process a",
-                ])
-                #expect(Self.lines(supervisor.submit(2, .ask("b"), now: Self.now)) == ["in process b"])
-            }
+            #expect(Self.lines(actions).first == "log error: a piper worker could not start")
+            guard case .log(let line, _) = actions.first else { continue }
+            #expect(line.metadata == ["attempt": "\(attempt)", "error": why])
         }
+        let reason = "the piper worker cannot start (\(why)); a11yd tries again in 30.0 seconds"
+        #expect(Self.lines(actions).dropFirst() == ["log critical: \(reason)", "unavailable a: \(reason)", "unavailable b: \(reason)"])
+        #expect(Self.lines(supervisor.submit(5, .say("e"), now: Self.now + .seconds(29))) == ["unavailable e: \(reason)"])
+        #expect(Self.lines(supervisor.submit(6, .ask("f"), now: Self.now + .seconds(29))) == ["unavailable f: \(reason)"])
+        #expect(Self.lines(supervisor.cancel(5)) == [], "ended already")
+        #expect(Self.lines(supervisor.submit(7, .say("g"), now: Self.now + .seconds(30))) == ["start"], "tried again after the pause")
+        #expect(supervisor.failures.isEmpty, "no request is blamed for it")
     }
 
-    /// A worker lost once others were ready: the in-process engine is told as critical.
-    @Test func aLaterWorkerThatCannotStartIsCritical() {
-        var supervisor = Self.ready(inProcess: .whenNoWorkerStarts)
+    /// Only a request that never reached a worker is failed as unavailable: one whose worker failed
+    /// under it after sending part of it fails as its own, and so does one whose worker died before
+    /// sending anything of it (tried again) when no new worker can start.
+    @Test func aRequestThatReachedAWorkerIsNeverUnavailable() {
+        var supervisor = Self.ready()
+        _ = supervisor.submit(1, .say("a"), now: Self.now)
+        _ = supervisor.received(.chunk(id: 1, Self.chunk), from: 1)
         _ = supervisor.channelClosed(1, why: "its channel closed")
         var actions = supervisor.workerEnded(1, ending: "killed", now: Self.now)
+        #expect(Self.lines(actions).contains("fail a: the speech engine failed while saying this (its worker failed: its channel closed; killed); a new one takes the next item"))
+        _ = supervisor.submit(2, .say("b"), now: Self.now)
         for _ in 1...Supervisor.startAttempts { actions = supervisor.spawnFailed("no exec", now: Self.now) }
-        #expect(Self.lines(actions).last == "log critical: no engine worker can start: speaking with the in-process engine, unprotected from what text does to eSpeak")
+        let reason = "the piper worker cannot start (no exec); a11yd tries again in 30.0 seconds"
+        #expect(Self.lines(actions).suffix(1) == ["unavailable b: \(reason)"])
+
+        var retried = Self.ready()
+        _ = retried.submit(1, .ask("a"), now: Self.now)
+        _ = retried.channelClosed(1, why: "its channel closed")
+        #expect(Self.lines(retried.workerEnded(1, ending: "killed", now: Self.now)).contains("log notice: trying the request again on a new worker: its worker died before sending anything of it"))
+        for _ in 1...Supervisor.startAttempts { actions = retried.spawnFailed("no exec", now: Self.now) }
+        #expect(Self.lines(actions).suffix(1) == [
+            "fail a: the speech engine failed while answering this (its worker died, and \(reason)); a new one takes the next request",
+        ])
     }
 
-    @Test func eSpeakInProcessFromTheStartNeverStartsAWorker() {
-        var supervisor = Supervisor(launch: Self.launch(inProcess: .always), sampleRate: nil)
-        #expect(Self.lines(supervisor.submit(1, .say("a"), now: Self.now)) == ["in process a"])
+    /// An engine whose format was set without a worker (none could start at its start): a worker
+    /// that starts later must write at that rate, and a rate known already is not changed.
+    @Test func aRateExpectedWithoutAWorkerIsEveryWorkersRate() {
+        var supervisor = Supervisor(launch: Self.launch(), sampleRate: nil)
+        supervisor.expect(sampleRate: 22050)
+        _ = supervisor.submit(1, .say("a"), now: Self.now)
+        _ = supervisor.spawned(1)
+        #expect(Self.lines(supervisor.received(.ready(sampleRate: 16000, protection: ""), from: 1)) == ["stop watching", "kill 1"])
+        #expect(supervisor.sampleRate == 22050)
+        var known = Supervisor(launch: Self.launch(), sampleRate: 16000)
+        known.expect(sampleRate: 22050)
+        #expect(known.sampleRate == 16000)
     }
 
     /// An idle worker is ended after the idle limit, gently, and the next request starts another;
@@ -319,15 +341,17 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
     }
 
     /// Random inputs, in any order, from any worker: every submitted request ends exactly once (one
-    /// `finish` or `runInProcess`: the daemon's promise of one `finished` per item); nothing is
-    /// sent to a worker while another request is in its hands; a cancelled request ends; after
-    /// shut down, only failures.
+    /// `finish`: the daemon's promise of one `finished` per item); nothing is sent to a worker while
+    /// another request is in its hands; a request failed as unavailable was never sent to a worker
+    /// (what `EngineFallback` says instead never reached one); a cancelled request ends; after shut
+    /// down, only failures.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func aRandomRunKeepsItsPromises(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        for inProcess in [WorkerLaunch.InProcess.whenNoWorkerStarts, .never] {
-            var supervisor = Supervisor(launch: Self.launch(inProcess: inProcess, idleLimit: .seconds(60)), sampleRate: 22050)
+        do {
+            var supervisor = Supervisor(launch: Self.launch(idleLimit: .seconds(60)), sampleRate: 22050)
             var ended: [String: Int] = [:]
+            var sent = Set<UInt32>()
             var submitted: [UInt32: TestRequest] = [:]
             var cancelled = Set<UInt32>()
             var inHand: (worker: Int, ticket: UInt32)?
@@ -371,13 +395,17 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
                         Issue.record("seed \(seed), step \(step): \(action.line) after shut down")
                     }
                     switch action {
-                    case .finish(let request, _), .runInProcess(let request):
+                    case .finish(let request, let outcome):
                         ended[request.name, default: 0] += 1
+                        if case .failed(let error) = outcome, error.code == .engineUnavailable {
+                            #expect(!sent.contains { request.name.hasSuffix("#\($0)") }, "seed \(seed), step \(step): \(request) was sent to a worker, then failed as unavailable")
+                        }
                         if let held = inHand, request.name.hasSuffix("#\(held.ticket)") { inHand = nil }
                     case .send(let worker, let ticket, _):
                         #expect(inHand == nil, "seed \(seed), step \(step): sent #\(ticket) while #\(inHand!.ticket) is in hand")
                         #expect(!isShutDown, "seed \(seed), step \(step): sent after shut down")
                         inHand = (worker, ticket)
+                        sent.insert(ticket)
                     case .end(let worker, _):
                         if inHand?.worker == worker { inHand = nil }
                     case .deliver(_, let request):
@@ -398,7 +426,7 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
                 }
             }
             for (ticket, request) in submitted {
-                #expect(ended["\(request.name)#\(ticket)"] == 1, "seed \(seed), \(inProcess): #\(ticket) ended \(ended["\(request.name)#\(ticket)"] ?? 0) times")
+                #expect(ended["\(request.name)#\(ticket)"] == 1, "seed \(seed): #\(ticket) ended \(ended["\(request.name)#\(ticket)"] ?? 0) times")
             }
         }
     }

@@ -68,7 +68,7 @@ final class DaemonHarness {
         let ssipPath = ssip ? pulse.directory.path + "/runtime/speech-dispatcher/speechd.sock" : nil
         ssipSocketPath = ssipPath
 
-        var environment = [WorkerEngine.inProcessSwitch: "1", "XDG_RUNTIME_DIR": pulse.directory.path + "/runtime"]
+        var environment = [Daemon.inProcessSwitch: "1", "XDG_RUNTIME_DIR": pulse.directory.path + "/runtime"]
         if piper {
             environment.merge(try PiperTestVoice.environment()) { _, piper in piper }
             environment[WorkerEngine.executableSwitch] = PiperTestVoice.a11yd

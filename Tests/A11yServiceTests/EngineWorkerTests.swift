@@ -345,8 +345,8 @@ import Glibc
     }
 
     /// A worker lost, and none can start again (here: a program that runs a11yd as a worker once,
-    /// then fails): only then is an engine made in process; it answers the look-ups and synthesises,
-    /// with the voices the first worker listed. Never silence.
+    /// then fails): only then is an engine made in process (`EngineFallback`); it answers the
+    /// look-ups and synthesises, with the voices the first worker listed. Never silence.
     @Test func noReplacementWorkerMeansAnInProcessEngineMadeThen() async throws {
         let sandbox = try Sandbox()
         let marker = sandbox.root + "/started-once"
@@ -354,7 +354,9 @@ import Glibc
         try "#!/bin/sh\n[ -e '\(marker)' ] && exit 1\n: > '\(marker)'\nexec '\(Binaries.daemon)' \"$@\"\n"
             .write(toFile: program, atomically: true, encoding: .utf8)
         chmod(program, 0o755)
-        let engine = try await WorkerEngine.start(.espeak(executable: program, environment: [:]), logger: Logger(label: "a11yd.test"))
+        let log = RecordedLog()
+        let engine = try await EngineFallback.espeak(.espeak(executable: program, environment: [:]), logger: log.logger())
+        defer { engine.primary.shutDown() }
         let voices = await engine.voices()
         #expect(voices.count > 100)
         let bonjour = try await engine.ipa(ofText: "bonjour", voice: "fr")
@@ -376,6 +378,7 @@ import Glibc
             samples += chunk.samples.count
         }
         #expect(samples > engine.format.sampleRate / 10, "synthesised in process")
+        #expect(log.all.filter { $0.message.hasPrefix("no engine worker: synthesis in process") }.count == 1, "said once: \(log.all.map(\.message))")
         #expect(processes(running: Binaries.daemon, withArgument: "--engine-worker").allSatisfy { Self.parent(of: $0) != getpid() })
     }
 

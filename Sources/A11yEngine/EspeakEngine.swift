@@ -15,6 +15,9 @@ public final class EspeakEngine: SpeechEngine {
     let worker: EspeakWorker
     /// `resolveVoice` answers by normalised tag.
     private let resolved = Mutex<[String: String]>([:])
+    /// The installed voices, listed once: they do not change under a running process, and eSpeak
+    /// reads every voice file to list them.
+    private let listed = Mutex<[VoiceEntry]?>(nil)
 
     /// Initializes libespeak-ng (once per process; later engines share it) in synchronous mode.
     /// - Parameter dataPath: the directory holding `espeak-ng-data`, or nil for the default.
@@ -75,14 +78,21 @@ public final class EspeakEngine: SpeechEngine {
         let tag = VoiceCatalog.normalize(language: language)
         if let known = resolved.withLock({ $0[tag] }) { return known }
         let voice = try VoiceCatalog(try await voiceEntries()).resolve(language: language)
-        resolved.withLock { $0[tag] = voice }
+        resolved.withLock { cache in
+            // Bounded: a client can name any number of tags.
+            if cache.count >= 256 { cache.removeAll() }
+            cache[tag] = voice
+        }
         logger.debug("resolved voice", metadata: ["language": "\(language)", "voice": "\(voice)"])
         return voice
     }
 
     /// Every installed voice with its languages' priorities (what the engine worker sends a11yd).
     public func voiceEntries() async throws -> [VoiceEntry] {
-        try await worker.run { session in try session.voices() }
+        if let known = listed.withLock({ $0 }) { return known }
+        let entries = try await worker.run { session in try session.voices() }
+        listed.withLock { $0 = entries }
+        return entries
     }
 }
 

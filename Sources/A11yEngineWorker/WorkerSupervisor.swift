@@ -58,7 +58,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         /// The worker was ended after `WorkerLaunch.idleLimit` idle, to give its memory back.
         case retired
         /// No worker could start: requests fail at once as `engineUnavailable`, with `why`, until
-        /// `until`; then a start is tried again.
+        /// `until`; then a start is tried again, in the background (`State.retrying`).
         case unstartable(until: ContinuousClock.Instant, why: String)
     }
 
@@ -86,6 +86,11 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         case busy(Worker, Active, waiting: Deque<Pending>)
         /// A worker being killed or reaped, and then what.
         case ending(Worker, after: AfterEnd, waiting: Deque<Pending>)
+        /// A worker started again after a pause in which none could (`Stopped.unstartable`, `why`):
+        /// spawned (`worker`), or not yet. Requests fail at once as unavailable until it says
+        /// `ready` (what falls back to another engine then serves them without waiting for a
+        /// worker that may never come); then they go to it.
+        case retrying(worker: Worker?, why: String)
         /// `WorkerEngine.shutDown()`: every request fails.
         case shutDown
     }
@@ -185,6 +190,14 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             return [.finish(request, .failed(shutDownError))]
         case .stopped(.unstartable(let until, let why)) where now < until:
             return [.finish(request, .failed(Self.unavailable(why)))]
+        case .stopped(.unstartable(_, let why)):
+            state = .retrying(worker: nil, why: why)
+            return [
+                .finish(request, .failed(Self.unavailable(why))),
+                .log(LogLine(level: .info, message: "trying a \(engine) worker again"), worker: nil), .startWorker,
+            ]
+        case .retrying(_, let why):
+            return [.finish(request, .failed(Self.unavailable(why)))]
         case .stopped:
             state = .starting(attempt: 1, worker: nil, waiting: [pending])
             return [.startWorker]
@@ -228,7 +241,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
             guard let request = Self.remove(ticket, from: &waiting) else { return [] }
             state = .ending(worker, after: after, waiting: waiting)
             return [.finish(request, .done)]
-        case .stopped, .idle, .shutDown:
+        case .stopped, .idle, .retrying, .shutDown:
             return []
         }
     }
@@ -249,6 +262,10 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     /// The worker asked for by `startWorker` was spawned: it has `readyLimit` to say `ready`.
     mutating func spawned(_ worker: Worker) -> [Action] {
+        if case .retrying(nil, let why) = state {
+            state = .retrying(worker: worker, why: why)
+            return [.watch(worker, .ready)]
+        }
         guard case .starting(let attempt, nil, let waiting) = state else {
             // Not asked for (shut down meanwhile): ended at once.
             return [.end(worker, kill: true)]
@@ -259,6 +276,11 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     /// The worker asked for by `startWorker` could not even be spawned: `why`.
     mutating func spawnFailed(_ why: String, now: ContinuousClock.Instant) -> [Action] {
+        if case .retrying(nil, _) = state {
+            var actions: [Action] = []
+            startFailed(attempt: Self.startAttempts, why: why, waiting: [], now: now, into: &actions)
+            return actions
+        }
         guard case .starting(let attempt, nil, let waiting) = state else { return [] }
         var actions: [Action] = []
         startFailed(attempt: attempt, why: why, waiting: waiting, now: now, into: &actions)
@@ -266,6 +288,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
     }
 
     mutating func received(_ message: WorkerMessage, from sender: Worker) -> [Action] {
+        startingIfRetried(sender)
         switch state {
         case .starting(let attempt, let worker?, let waiting) where worker == sender:
             guard case .ready(let rate, let protection) = message else {
@@ -311,6 +334,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     /// The worker watched for `limit` was silent, spending no CPU, for that long (`SilenceWatch`).
     mutating func silent(_ sender: Worker) -> [Action] {
+        startingIfRetried(sender)
         switch state {
         case .starting(let attempt, let worker?, let waiting) where worker == sender:
             return ending(worker, after: .startFailed(attempt: attempt, why: "it was not ready within \(launch.readyLimit)"), waiting: waiting)
@@ -324,6 +348,7 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
 
     /// The worker's channel closed (it died), or carried what cannot be: `why`.
     mutating func channelClosed(_ sender: Worker, why: String) -> [Action] {
+        startingIfRetried(sender)
         switch state {
         case .starting(let attempt, let worker?, let waiting) where worker == sender:
             return ending(worker, after: .startFailed(attempt: attempt, why: why), waiting: waiting)
@@ -392,6 +417,8 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
         switch state {
         case .shutDown, .stopped:
             break
+        case .retrying(let worker, _):
+            actions += [.stopWatching] + (worker.map { [.end($0, kill: true)] } ?? [])
         case .starting(_, let worker, let waiting):
             actions += [.stopWatching] + (worker.map { [.end($0, kill: true)] } ?? [])
             actions += waiting.map { .finish($0.request, failure) }
@@ -409,6 +436,13 @@ struct WorkerSupervisor<Worker: Equatable, Request: SupervisedRequest> {
     }
 
     // MARK: - Transitions shared by the inputs
+
+    /// A worker retried in the background is, once spawned, a start on its last attempt that no
+    /// request waits for: its `ready` makes it idle, its failure the engine unavailable again.
+    private mutating func startingIfRetried(_ sender: Worker) {
+        guard case .retrying(let worker?, _) = state, worker == sender else { return }
+        state = .starting(attempt: Self.startAttempts, worker: worker, waiting: [])
+    }
 
     /// The worker is free: the first waiting request that is neither cancelled nor refused goes to
     /// it; with none, it is idle.

@@ -241,8 +241,37 @@ extension WorkerSupervisor.Action where Worker == Int, Request == TestRequest {
         #expect(Self.lines(supervisor.submit(5, .say("e"), now: Self.now + .seconds(29))) == ["unavailable e: \(reason)"])
         #expect(Self.lines(supervisor.submit(6, .ask("f"), now: Self.now + .seconds(29))) == ["unavailable f: \(reason)"])
         #expect(Self.lines(supervisor.cancel(5)) == [], "ended already")
-        #expect(Self.lines(supervisor.submit(7, .say("g"), now: Self.now + .seconds(30))) == ["start"], "tried again after the pause")
+        // After the pause a worker is tried again, in the background: nothing waits for it.
+        #expect(Self.lines(supervisor.submit(7, .say("g"), now: Self.now + .seconds(30))) == [
+            "unavailable g: \(reason)", "log info: trying a piper worker again", "start",
+        ])
         #expect(supervisor.failures.isEmpty, "no request is blamed for it")
+    }
+
+    /// A worker tried again after the pause: requests are refused as unavailable at once while it
+    /// starts; once ready it takes the next; if it fails too, another pause.
+    @Test(arguments: [true, false]) func aWorkerTriedAgainAfterThePauseTakesRequestsOnceReady(starts: Bool) {
+        var supervisor = Supervisor(launch: Self.launch(), sampleRate: 22050)
+        _ = supervisor.submit(1, .say("a"), now: Self.now)
+        for _ in 1...Supervisor.startAttempts { _ = supervisor.spawnFailed("no exec", now: Self.now) }
+        let reason = "the piper worker cannot start (no exec); a11yd tries again in 30.0 seconds"
+        let later = Self.now + .seconds(31)
+        #expect(Self.lines(supervisor.submit(2, .say("b"), now: later)).last == "start")
+        #expect(Self.lines(supervisor.spawned(7)) == ["watch 7 ready"])
+        #expect(Self.lines(supervisor.submit(3, .say("c"), now: later)) == ["unavailable c: \(reason)"], "not kept waiting")
+        #expect(Self.lines(supervisor.cancel(3)) == [])
+        if starts {
+            #expect(Self.lines(supervisor.received(.ready(sampleRate: 22050, protection: "seccomp"), from: 7)) == [
+                "stop watching", "log info 7: piper engine worker ready",
+            ])
+            #expect(Self.lines(supervisor.submit(4, .say("d"), now: later)) == ["send d #4 to 7", "watch 7 hang"])
+        } else {
+            #expect(Self.lines(supervisor.silent(7)) == ["stop watching", "kill 7"])
+            let ended = supervisor.workerEnded(7, ending: "killed", now: later)
+            let again = "the piper worker cannot start (it was not ready within 10.0 seconds; killed); a11yd tries again in 30.0 seconds"
+            #expect(Self.lines(ended).dropFirst() == ["log critical: \(again)"])
+            #expect(Self.lines(supervisor.submit(4, .say("d"), now: later + .seconds(29))) == ["unavailable d: \(again)"])
+        }
     }
 
     /// Only a request that never reached a worker is failed as unavailable: one whose worker failed

@@ -111,6 +111,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func beginClosing() -> Bool {
         guard !closed else { return false }
         closed = true
+        // From now on the connection's events reach the ducker alone: `self` may be gone before
+        // the connection closes (the last reference let go on the event thread), and the streams
+        // closing now are told as events.
+        connection.onEvent = { [ducker] event in
+            if case .sinkInput(let index, let change) = event { ducker.sinkInput(index, change) }
+        }
         ducker.restoreAll()
         return true
     }

@@ -329,7 +329,7 @@ if Context.environment["A11YD_PURE"] == "1" {
         "A11yAudioTests": (
             ["StreamFeedTests.swift", "StreamPairTests.swift", "RampTests.swift", "StreamClockTests.swift"], ["A11yAudio", "A11yCore", "A11yTestSupport"]
         ),
-        "A11yTestSupport": (["SplitMix64.swift", "ManualClock.swift", "Collected.swift", "TestFailure.swift"], []),
+        "A11yTestSupport": (["SplitMix64.swift", "ManualClock.swift", "Collected.swift", "TestFailure.swift", "Same.swift"], []),
     ]
     package.products = []
     package.dependencies = [collections]

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 @testable import A11yAudio
+import A11yTestSupport
 import Testing
 
 /// Values from libpulse are never trusted to fit: every extreme gives a position or "no reading",
@@ -11,11 +12,11 @@ import Testing
     @Test func ordinaryTimesMapToTrackFrames() {
         // 5_000 frames at 22_050 Hz is 226_757.4 µs; 1 s later is 22_050 frames further.
         let start = StreamSegment(trackFrame: 0, streamFrame: 0)
-        #expect(start.trackFrame(atMicroseconds: 1_000_000, sampleRate: 22_050) == 22_050)
-        #expect(start.trackFrame(atMicroseconds: 999_999, sampleRate: 22_050) == 22_049)
-        #expect(segment.trackFrame(atMicroseconds: 1_000_000, sampleRate: 22_050) == 1_000 + 22_050 - 5_000)
-        #expect(segment.trackFrame(atStreamFrame: 5_000) == 1_000)
-        #expect(segment.trackFrame(atStreamFrame: 5_007) == 1_007)
+        #expect(same(start.trackFrame(atMicroseconds: 1_000_000, sampleRate: 22_050), 22_050))
+        #expect(same(start.trackFrame(atMicroseconds: 999_999, sampleRate: 22_050), 22_049))
+        #expect(same(segment.trackFrame(atMicroseconds: 1_000_000, sampleRate: 22_050), 1_000 + 22_050 - 5_000))
+        #expect(same(segment.trackFrame(atStreamFrame: 5_000), 1_000))
+        #expect(same(segment.trackFrame(atStreamFrame: 5_007), 1_007))
     }
 
     @Test func timesThatCannotBeTrueAreNoReading() {
@@ -33,26 +34,26 @@ import Testing
     @Test func extremeSegmentsAndRatesNeverTrap() {
         let late = StreamSegment(trackFrame: .max - 10, streamFrame: .min)
         #expect(late.trackFrame(atStreamFrame: .max) == nil)
-        #expect(late.trackFrame(atStreamFrame: .min + 10) == .max)
+        #expect(same(late.trackFrame(atStreamFrame: .min + 10), .max))
         #expect(late.trackFrame(atStreamFrame: .min + 11) == nil)
         let early = StreamSegment(trackFrame: .min, streamFrame: 0)
-        #expect(early.trackFrame(atStreamFrame: 0) == .min)
+        #expect(same(early.trackFrame(atStreamFrame: 0), .min))
         for rate in [0, -1, Int.min] {
             #expect(segment.trackFrame(atMicroseconds: 1_000_000, sampleRate: rate) == nil)
         }
         // `Int64(µs) * rate` would overflow here, but the frame count itself fits: it is exact
         // (and far beyond anything written, which the caller clamps to).
-        #expect(segment.trackFrame(atMicroseconds: UInt64(Int64.max), sampleRate: 48_000) == 442_721_857_769_025_238)
+        #expect(same(segment.trackFrame(atMicroseconds: UInt64(Int64.max), sampleRate: 48_000), 442_721_857_769_025_238))
         // A huge rate still counts exactly while the result fits.
         let start = StreamSegment(trackFrame: 0, streamFrame: 0)
-        #expect(start.trackFrame(atMicroseconds: 2_000_000, sampleRate: 1 << 40) == 2 << 40)
-        #expect(start.trackFrame(atMicroseconds: 1, sampleRate: .max) == Int.max / 1_000_000)
+        #expect(same(start.trackFrame(atMicroseconds: 2_000_000, sampleRate: 1 << 40), 2 << 40))
+        #expect(same(start.trackFrame(atMicroseconds: 1, sampleRate: .max), Int.max / 1_000_000))
     }
 
     @Test func byteIndicesBecomeFramesOrNothing() {
-        #expect(StreamClock.frames(bytes: 4_410, frameSize: 2) == 2_205)
-        #expect(StreamClock.frames(bytes: 4_411, frameSize: 2) == 2_205)
-        #expect(StreamClock.frames(bytes: .max, frameSize: 4) == Int64.max / 4)
+        #expect(same(StreamClock.frames(bytes: 4_410, frameSize: 2), 2_205))
+        #expect(same(StreamClock.frames(bytes: 4_411, frameSize: 2), 2_205))
+        #expect(same(StreamClock.frames(bytes: .max, frameSize: 4), Int64.max / 4))
         #expect(StreamClock.frames(bytes: -2, frameSize: 2) == nil)
         #expect(StreamClock.frames(bytes: .min, frameSize: 2) == nil)
         #expect(StreamClock.frames(bytes: 100, frameSize: 0) == nil)

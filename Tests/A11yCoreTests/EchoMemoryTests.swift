@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import A11yCore
+import A11yTestSupport
 import Testing
 
 /// The echoes said ahead (`EchoMemory`): what is an echo, what is told back, what is kept.
@@ -26,13 +27,13 @@ import Testing
     /// posted: each is the echo of its character, told at its place.
     @Test func aCharacterAloneIsAnEchoWhateverItsForm() throws {
         let typed = try #require(echo(utterance([segment("", at: 0, mark: "0:1"), segment("a ", at: 0)])))
-        #expect(typed.form == EchoMemory.Form(character: "a", spellOut: false))
+        #expect(same(typed.form, EchoMemory.Form(character: "a", spellOut: false)))
         #expect(typed.characterStart == 0 && typed.marks == ["0:1"])
         let read = try #require(echo(utterance([segment("e", at: 0, spellOut: true)])))
-        #expect(read.form == EchoMemory.Form(character: "e", spellOut: true))
+        #expect(same(read.form, EchoMemory.Form(character: "e", spellOut: true)))
         let digit = try #require(echo(utterance([segment("  7", at: 4)])))
         #expect(digit.form.character == "7" && digit.characterStart == 6)
-        #expect(digit.settings == Self.settings)
+        #expect(same(digit.settings, Self.settings))
     }
 
     @Test func anythingElseIsNot() {
@@ -57,12 +58,12 @@ import Testing
     @Test func anEchoIsToldAsTheUtteranceAskedForIt() throws {
         var memory = EchoMemory(limits: .standard)
         let form = EchoMemory.Form(character: "a", spellOut: false)
-        #expect(memory.nextToRender(for: Self.settings)?.form == EchoMemory.forms[0])
+        #expect(same(memory.nextToRender(for: Self.settings)?.form, EchoMemory.forms[0]))
         let said = [SynthesisChunk(samples: [1, 2, 3], words: [WordMark(frame: 0, start: 0, length: 1)], marks: [NamedMark(frame: 0, name: "x")])]
         memory.remember(said, for: form, at: Self.settings)
         let asked = try #require(echo(utterance([segment("", at: 0, mark: "3:4"), segment(" a", at: 3)])))
         let told = memory.recall(asked)
-        #expect(told == [SynthesisChunk(samples: [1, 2, 3], words: [WordMark(frame: 0, start: 4, length: 1)], marks: [NamedMark(frame: 0, name: "3:4")])])
+        #expect(same(told, [SynthesisChunk(samples: [1, 2, 3], words: [WordMark(frame: 0, start: 4, length: 1)], marks: [NamedMark(frame: 0, name: "3:4")])]))
         #expect(memory.recall(EchoMemory.Echo(settings: Self.settings, form: EchoMemory.Form(character: "b", spellOut: false), characterStart: 0, marks: [])) == nil)
         var faster = Self.settings
         faster.rate = 300
@@ -75,22 +76,22 @@ import Testing
         var memory = EchoMemory(limits: EchoMemory.Limits(bytes: 40))
         let first = EchoMemory.forms[0], second = EchoMemory.forms[1]
         memory.remember([SynthesisChunk(samples: Array(repeating: 1, count: 10))], for: first, at: Self.settings)
-        #expect(memory.nextToRender(for: Self.settings)?.form == second)
+        #expect(same(memory.nextToRender(for: Self.settings)?.form, second))
         memory.passOver(second, at: Self.settings)
-        #expect(memory.nextToRender(for: Self.settings)?.form == EchoMemory.forms[2])
-        #expect(memory.bytes == 20)
+        #expect(same(memory.nextToRender(for: Self.settings)?.form, EchoMemory.forms[2]))
+        #expect(same(memory.bytes, 20))
 
         var other = Self.settings
         other.pitch = 80
-        #expect(memory.nextToRender(for: other)?.form == first, "other settings rendered now")
+        #expect(same(memory.nextToRender(for: other)?.form, first), "other settings rendered now")
         memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 5))], for: first, at: other)
-        #expect(memory.bytes == 30, "the older settings go only when needed")
+        #expect(same(memory.bytes, 30), "the older settings go only when needed")
         memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 10))], for: second, at: other)
         #expect(memory.bytes == 10 + 20 && memory.recall(.init(settings: Self.settings, form: first, characterStart: 0, marks: [])) == nil,
             "over the bound, the settings used least recently went whole")
         memory.remember([SynthesisChunk(samples: Array(repeating: 3, count: 100))], for: EchoMemory.forms[2], at: other)
         #expect(memory.bytes <= 40, "a form larger than the bound is not kept")
-        #expect(memory.nextToRender(for: other)?.form == EchoMemory.forms[3], "and is passed over")
+        #expect(same(memory.nextToRender(for: other)?.form, EchoMemory.forms[3]), "and is passed over")
         memory.forgetAll()
         #expect(memory.bytes == 0 && memory.nextToRender(for: other)?.form == EchoMemory.forms[0])
     }
@@ -103,42 +104,42 @@ import Testing
         let plain = Self.settings
         var capitalPitch = plain
         capitalPitch.pitch = 70
-        #expect(memory.settingsToRender(plain, echo: nil) == plain, "speech at the plain settings")
-        #expect(memory.steps(for: plain).map(\.form) == EchoMemory.forms, "nothing learnt yet")
+        #expect(same(memory.settingsToRender(plain, echo: nil), plain), "speech at the plain settings")
+        #expect(same(memory.steps(for: plain).map(\.form), EchoMemory.forms), "nothing learnt yet")
         let capital = try #require(echo(Utterance(segments: [segment("B", at: 0)], rate: 175, pitch: 70, volume: 100)))
-        #expect(memory.settingsToRender(capitalPitch, echo: capital) == plain, "the plain settings go on rendering")
+        #expect(same(memory.settingsToRender(capitalPitch, echo: capital), plain), "the plain settings go on rendering")
         let steps = memory.steps(for: plain)
         let lower = EchoMemory.lowerCaseForms
         #expect(steps.prefix(lower).allSatisfy { $0.settings == plain && $0.form.character.isLowercase })
         let capitals = steps.dropFirst(lower).prefix(52)
         #expect(capitals.allSatisfy { $0.settings == capitalPitch && $0.form.character.isUppercase })
-        #expect(Set(capitals.map(\.form)).count == 52, "each capital typed and read")
-        #expect(steps.dropFirst(lower + 52).map(\.form) == Array(EchoMemory.forms.dropFirst(lower)), "then the rest")
+        #expect(same(Set(capitals.map(\.form)).count, 52), "each capital typed and read")
+        #expect(same(steps.dropFirst(lower + 52).map(\.form), Array(EchoMemory.forms.dropFirst(lower))), "then the rest")
 
         // The lower-case letters rendered, the next step is a capital at its pitch.
         for step in steps.prefix(lower) { memory.remember([SynthesisChunk(samples: [1])], for: step.form, at: step.settings) }
-        #expect(memory.nextToRender(for: plain) == EchoMemory.Step(form: EchoMemory.Form(character: "A", spellOut: false), settings: capitalPitch))
-        #expect(memory.renderedInOrder == lower)
+        #expect(same(memory.nextToRender(for: plain), EchoMemory.Step(form: EchoMemory.Form(character: "A", spellOut: false), settings: capitalPitch)))
+        #expect(same(memory.renderedInOrder, lower))
         let capitalA = memory.nextToRender(for: plain)
         memory.remember([SynthesisChunk(samples: [1, 2])], for: try #require(capitalA).form, at: capitalPitch)
-        #expect(memory.bytes(for: plain) == 2 * lower + 4, "a setting's bytes count its capitals at their pitch")
+        #expect(same(memory.bytes(for: plain), 2 * lower + 4), "a setting's bytes count its capitals at their pitch")
 
         // Another rate: its capitals are rendered at the pitch learnt, before one is asked for.
         var faster = plain
         faster.rate = 300
-        #expect(memory.settingsToRender(faster, echo: nil) == faster)
+        #expect(same(memory.settingsToRender(faster, echo: nil), faster))
         var fasterCapitals = capitalPitch
         fasterCapitals.rate = 300
-        #expect(memory.steps(for: faster)[lower].settings == fasterCapitals)
+        #expect(same(memory.steps(for: faster)[lower].settings, fasterCapitals))
         memory.forgetAll()
-        #expect(memory.steps(for: faster)[lower].settings == fasterCapitals, "a reload forgets the audio, not the client's capitals")
+        #expect(same(memory.steps(for: faster)[lower].settings, fasterCapitals), "a reload forgets the audio, not the client's capitals")
 
         // A capital at the plain pitch (a client that does not signal them) teaches nothing.
         var other = EchoMemory(limits: .standard)
         _ = other.settingsToRender(plain, echo: nil)
         let samePitch = try #require(echo(Utterance(segments: [segment("B", at: 0)], rate: 175, pitch: 50, volume: 100)))
-        #expect(other.settingsToRender(plain, echo: samePitch) == plain)
-        #expect(other.steps(for: plain).map(\.form) == EchoMemory.forms)
+        #expect(same(other.settingsToRender(plain, echo: samePitch), plain))
+        #expect(same(other.steps(for: plain).map(\.form), EchoMemory.forms))
     }
 
     /// What is being rendered is not dropped to make room for its own next form (it would be rendered
@@ -160,7 +161,7 @@ import Testing
         }
         let capitalStep = memory.nextToRender(for: plain)
         step = try #require(capitalStep)
-        #expect(step.settings == capitalPitch)
+        #expect(same(step.settings, capitalPitch))
         memory.remember([SynthesisChunk(samples: Array(repeating: 2, count: 15))], for: step.form, at: step.settings)
         #expect(memory.bytes == 30 && memory.recall(.init(settings: plain, form: EchoMemory.forms[0], characterStart: 0, marks: [])) != nil,
             "the plain settings' letter stayed, and the capital does not fit")
@@ -170,8 +171,8 @@ import Testing
 
     /// Every character a screen reader echoes is rendered, as text and spelled, lower-case letters first.
     @Test func theFormsCoverLettersDigitsAndPunctuation() {
-        #expect(EchoMemory.forms.count == 2 * EchoMemory.characters.count)
-        #expect(EchoMemory.forms.prefix(26).map(\.character) == Array("abcdefghijklmnopqrstuvwxyz"))
+        #expect(same(EchoMemory.forms.count, 2 * EchoMemory.characters.count))
+        #expect(same(EchoMemory.forms.prefix(26).map(\.character), Array("abcdefghijklmnopqrstuvwxyz")))
         #expect(EchoMemory.forms.prefix(52).allSatisfy(\.character.isLowercase) && EchoMemory.lowerCaseForms == 52,
             "the letters as typed, then as read, before the rest")
         for character in "aZ5.,?!@#" {
@@ -179,6 +180,6 @@ import Testing
             #expect(EchoMemory.forms.contains(EchoMemory.Form(character: character, spellOut: true)))
         }
         let rendered = EchoMemory.utterance(EchoMemory.Form(character: "q", spellOut: true), Self.settings)
-        #expect(echo(rendered)?.form == EchoMemory.Form(character: "q", spellOut: true), "what is rendered is the echo it stands for")
+        #expect(same(echo(rendered)?.form, EchoMemory.Form(character: "q", spellOut: true)), "what is rendered is the echo it stands for")
     }
 }

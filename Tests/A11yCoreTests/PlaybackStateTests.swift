@@ -32,12 +32,12 @@ import Testing
     @Test func aWordIsToldOnceItsFirstFrameIsPlayedNotBefore() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [word(0, 0), word(400, 5)], marks: []), now: Self.t0)
-        #expect(reports(state.handle(progress(played: 0, appended: 1000), now: Self.t0)) == [])
+        #expect(same(reports(state.handle(progress(played: 0, appended: 1000), now: Self.t0)), []))
         // Its first frame heard: the item is audible (`started`), then its first word, once each.
-        #expect(reports(state.handle(progress(played: 1, appended: 1000), now: Self.t0)) == [.audible, .word(start: 0, length: 1)])
-        #expect(reports(state.handle(progress(played: 400, appended: 1000), now: Self.t0)) == [])
-        #expect(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)) == [.word(start: 5, length: 1)])
-        #expect(reports(state.handle(progress(played: 900, appended: 1000), now: Self.t0)) == [], "each word once")
+        #expect(same(reports(state.handle(progress(played: 1, appended: 1000), now: Self.t0)), [.audible, .word(start: 0, length: 1)]))
+        #expect(same(reports(state.handle(progress(played: 400, appended: 1000), now: Self.t0)), []))
+        #expect(same(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)), [.word(start: 5, length: 1)]))
+        #expect(same(reports(state.handle(progress(played: 900, appended: 1000), now: Self.t0)), []), "each word once")
     }
 
     /// An immediate pause ramps down what the server has not read yet: the frames of the ramp are
@@ -49,15 +49,15 @@ import Testing
         _ = state.handle(.appended(frames: 1000, words: [word(20, 0), word(400, 5)], marks: [NamedMark(frame: 10, name: "m")]), now: Self.t0)
         #expect(state.handle(.pause(.immediate), now: Self.t0).contains(.setPaused(true)))
         #expect(reports(state.handle(progress(played: 240, appended: 1000), now: Self.t0)).isEmpty, "nothing told while paused")
-        #expect(reports(state.handle(.resume, now: Self.t0)) == [.audible, .mark(name: "m"), .word(start: 0, length: 1)])
-        #expect(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)) == [.word(start: 5, length: 1)])
+        #expect(same(reports(state.handle(.resume, now: Self.t0)), [.audible, .mark(name: "m"), .word(start: 0, length: 1)]))
+        #expect(same(reports(state.handle(progress(played: 401, appended: 1000), now: Self.t0)), [.word(start: 5, length: 1)]))
     }
 
     @Test func aMarkIsToldBeforeTheWordAtTheSameFrame() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [word(200, 3)], marks: [NamedMark(frame: 200, name: "m")]), now: Self.t0)
         let told = reports(state.handle(progress(played: 500, appended: 1000), now: Self.t0))
-        #expect(told == [.audible, .mark(name: "m"), .word(start: 3, length: 1)])
+        #expect(same(told, [.audible, .mark(name: "m"), .word(start: 3, length: 1)]))
     }
 
     @Test func completeOnlyOnceTheEndIsPlayedAndSynthesisEnded() {
@@ -68,9 +68,9 @@ import Testing
         let commands = state.handle(.synthesisEnded, now: Self.t0)
         #expect(!commands.contains(.finish(.completed)), "the output has not said the track's end was played")
         let end = state.handle(progress(played: 1000, appended: 1000, finished: true), now: Self.t0)
-        #expect(end.last == .finish(.completed))
-        #expect(reports(end) == [.word(start: 9, length: 1)])
-        #expect(state.handle(.resume, now: Self.t0) == [], "nothing after the outcome")
+        #expect(same(end.last, .finish(.completed)))
+        #expect(same(reports(end), [.word(start: 9, length: 1)]))
+        #expect(same(state.handle(.resume, now: Self.t0), []), "nothing after the outcome")
     }
 
     /// A report made while the track stood at a word's hold (played up to the
@@ -81,17 +81,17 @@ import Testing
         _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(1000, 4), word(3000, 8)], marks: []), now: Self.t0)
         _ = state.handle(.synthesisEnded, now: Self.t0)
         _ = state.handle(progress(played: 500, appended: 5000), now: Self.t0)
-        #expect(state.handle(.pause(.word), now: Self.t0) == [.hold(at: 1000)])
+        #expect(same(state.handle(.pause(.word), now: Self.t0), [.hold(at: 1000)]))
         let reached = state.handle(progress(played: 1000, appended: 5000, finished: true), now: Self.t0)
         #expect(reached.contains(.setPaused(true)) && reports(reached).last == .pausedAtWord)
         let resumed = state.handle(.resume, now: Self.t0)
-        #expect(resumed.prefix(2) == [.hold(at: nil), .setPaused(false)])
+        #expect(same(resumed.prefix(2), [.hold(at: nil), .setPaused(false)]))
         #expect(!resumed.contains(.finish(.completed)))
         #expect(reports(resumed).isEmpty, "the words after the hold are not heard yet")
         #expect(!state.handle(progress(played: 1000, appended: 5000, finished: true), now: Self.t0).contains(.finish(.completed)))
         let end = state.handle(progress(played: 5000, appended: 5000, finished: true), now: Self.t0)
-        #expect(reports(end) == [.word(start: 4, length: 1), .word(start: 8, length: 1)])
-        #expect(end.last == .finish(.completed))
+        #expect(same(reports(end), [.word(start: 4, length: 1), .word(start: 8, length: 1)]))
+        #expect(same(end.last, .finish(.completed)))
     }
 
     @Test func aWordPauseHoldsAtTheFirstWordTheServerHasNotBeenGiven() {
@@ -99,10 +99,10 @@ import Testing
         _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(250, 2), word(320, 4), word(900, 6)], marks: []), now: Self.t0)
         _ = state.handle(progress(played: 200, appended: 5000), now: Self.t0)
         // 250 lies within the server's buffer (200 + 100): the pause falls after it, at 320.
-        #expect(state.handle(.pause(.word), now: Self.t0) == [.hold(at: 320)])
-        #expect(state.pause == .holding(frame: 320, reached: false))
+        #expect(same(state.handle(.pause(.word), now: Self.t0), [.hold(at: 320)]))
+        #expect(same(state.pause, .holding(frame: 320, reached: false)))
         let moving = state.handle(progress(played: 319, appended: 5000), now: Self.t0)
-        #expect(reports(moving) == [.word(start: 2, length: 1)], "the word before the hold is heard and told")
+        #expect(same(reports(moving), [.word(start: 2, length: 1)]), "the word before the hold is heard and told")
         let reached = state.handle(progress(played: 320, appended: 5000), now: Self.t0)
         #expect(reached.contains(.setPaused(true)) && reports(reached) == [.pausedAtWord])
         #expect(reports(state.handle(progress(played: 320, appended: 5000), now: Self.t0)).isEmpty, "nothing told while paused")
@@ -115,19 +115,19 @@ import Testing
         _ = state.handle(.appended(frames: 1000, words: [word(0, 0)], marks: []), now: Self.t0)
         _ = state.handle(progress(played: 100, appended: 1000), now: Self.t0)
         #expect(state.handle(.pause(.word), now: Self.t0).isEmpty)
-        #expect(state.pause == .wantedAtWord)
+        #expect(same(state.pause, .wantedAtWord))
         let next = state.handle(.appended(frames: 1000, words: [word(1500, 7)], marks: []), now: Self.t0)
-        #expect(next.first == .hold(at: 1500))
+        #expect(same(next.first, .hold(at: 1500)))
     }
 
     @Test func anImmediatePauseReleasesAWordHoldAndCorks() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 5000, words: [word(0, 0), word(2000, 3)], marks: []), now: Self.t0)
         _ = state.handle(.pause(.word), now: Self.t0)
-        #expect(state.handle(.pause(.immediate), now: Self.t0).prefix(2) == [.hold(at: nil), .setPaused(true)])
-        #expect(state.pause == .immediate)
-        #expect(state.handle(.resume, now: Self.t0).first == .setPaused(false))
-        #expect(state.pause == .none)
+        #expect(same(state.handle(.pause(.immediate), now: Self.t0).prefix(2), [.hold(at: nil), .setPaused(true)]))
+        #expect(same(state.pause, .immediate))
+        #expect(same(state.handle(.resume, now: Self.t0).first, .setPaused(false)))
+        #expect(same(state.pause, .none))
     }
 
     @Test func audioThatStandsStillFailsTheItemAfterTheStallLimit() {
@@ -135,7 +135,7 @@ import Testing
         #expect(state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0).contains(.wake(at: at(3))))
         #expect(state.handle(progress(played: 0, appended: 1000), now: at(1)).isEmpty, "the deadline stands")
         // It moved: the deadline moves with it.
-        #expect(state.handle(progress(played: 10, appended: 1000), now: at(2)) == [.report(.audible), .wake(at: at(5))])
+        #expect(same(state.handle(progress(played: 10, appended: 1000), now: at(2)), [.report(.audible), .wake(at: at(5))]))
         let failed = state.handle(.deadline, now: at(5))
         guard case .finish(.failed(let error)) = failed.last else { Issue.record("\(failed)"); return }
         #expect(error.code == .audioUnavailable && error.message.contains("progress"))
@@ -147,10 +147,10 @@ import Testing
     @Test func anItemWaitingForAudioWithinWhatTheServerHoldsIsNotStalled() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
-        #expect(state.handle(progress(played: 900, appended: 1000), now: at(1)).last == .wake(at: nil))
+        #expect(same(state.handle(progress(played: 900, appended: 1000), now: at(1)).last, .wake(at: nil)))
         #expect(state.handle(.deadline, now: at(10)).isEmpty, "no deadline: it waits for audio")
         // More audio, and the output stands still: that is a stall.
-        #expect(state.handle(.appended(frames: 500, words: [], marks: []), now: at(10)) == [.wake(at: at(13))])
+        #expect(same(state.handle(.appended(frames: 500, words: [], marks: []), now: at(10)), [.wake(at: at(13))]))
         guard case .finish(.failed) = state.handle(.deadline, now: at(13)).last else {
             Issue.record("a stall with audio to play is not failed")
             return
@@ -160,14 +160,14 @@ import Testing
     @Test func aPausedItemHasNoDeadline() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
-        #expect(state.handle(.pause(.immediate), now: Self.t0).last == .wake(at: nil))
+        #expect(same(state.handle(.pause(.immediate), now: Self.t0).last, .wake(at: nil)))
         #expect(state.handle(.deadline, now: at(100)).isEmpty, "paused for ever is not a stall")
     }
 
     @Test func aLostServerFailsTheItemAfterTheGrace() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
-        #expect(state.handle(progress(played: 0, appended: 1000, connected: false), now: at(1)) == [.wake(at: at(3))])
+        #expect(same(state.handle(progress(played: 0, appended: 1000, connected: false), now: at(1)), [.wake(at: at(3))]))
         let failed = state.handle(.deadline, now: at(3))
         guard case .finish(.failed(let error)) = failed.last else { Issue.record("\(failed)"); return }
         #expect(error.message.contains("sound server"))
@@ -180,8 +180,8 @@ import Testing
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
         let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/run/user/1000/pulse/native (no such socket)")
         let failed = state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(1))
-        #expect(failed == [.wake(at: nil), .finish(.failed(why))], "the stall deadline given up, the item failed")
-        #expect(state.outcome == .failed(why))
+        #expect(same(failed, [.wake(at: nil), .finish(.failed(why))]), "the stall deadline given up, the item failed")
+        #expect(same(state.outcome, .failed(why)))
     }
 
     /// While the first attempt is under way nothing is known yet: the item waits as for a server
@@ -189,10 +189,9 @@ import Testing
     @Test func anItemWaitsForTheFirstAttemptThenFailsWhenItFails() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
-        #expect(state.handle(progress(played: 0, appended: 1000, connection: .reconnecting), now: Self.t0) == [.wake(at: at(2))])
+        #expect(same(state.handle(progress(played: 0, appended: 1000, connection: .reconnecting), now: Self.t0), [.wake(at: at(2))]))
         let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/x (refused)")
-        #expect(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(0.5))
-            == [.wake(at: nil), .finish(.failed(why))])
+        #expect(same(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(0.5)), [.wake(at: nil), .finish(.failed(why))]))
     }
 
     /// Paused, an item still cannot be played anywhere: it ends too, rather than wait for a resume.
@@ -201,21 +200,21 @@ import Testing
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
         _ = state.handle(.pause(.immediate), now: Self.t0)
         let why = SpeechError(.audioUnavailable, "no sound server reachable at unix:/x (no such socket)")
-        #expect(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(1)).last == .finish(.failed(why)))
+        #expect(same(state.handle(progress(played: 0, appended: 1000, connection: .unreachable(why)), now: at(1)).last, .finish(.failed(why))))
     }
 
     @Test func aServerBackWithinTheGraceGoesOn() {
         var state = State(limits: Self.limits)
         _ = state.handle(.appended(frames: 1000, words: [], marks: []), now: Self.t0)
         _ = state.handle(progress(played: 0, appended: 1000, connected: false), now: at(1))
-        #expect(state.handle(progress(played: 0, appended: 1000), now: at(2)) == [.wake(at: at(5))])
+        #expect(same(state.handle(progress(played: 0, appended: 1000), now: at(2)), [.wake(at: at(5))]))
         #expect(state.outcome == nil)
     }
 
     @Test func aSynthesisFailureEndsTheItem() {
         var state = State(limits: Self.limits)
         let error = SpeechError(.engineFailed, "boom")
-        #expect(state.handle(.synthesisFailed(error), now: Self.t0) == [.finish(.failed(error))])
+        #expect(same(state.handle(.synthesisFailed(error), now: Self.t0), [.finish(.failed(error))]))
         #expect(state.handle(.appended(frames: 10, words: [], marks: []), now: Self.t0).isEmpty)
     }
 
@@ -250,7 +249,7 @@ import Testing
                 case .setPaused(let paused): model.corked = paused
                 case .report(.word(let start, _)):
                     let heard = tellable.first { $0.start == start }
-                    #expect(pausedAtWord == false, "no word told while paused at a word (seed \(seed))")
+                    #expect(same(pausedAtWord, false), "no word told while paused at a word (seed \(seed))")
                     #expect(heard.map { $0.frame < model.played } ?? false, "a word is told once its first frame is played (seed \(seed))")
                     told.append(.word(start: start, length: 1))
                 case .report(.pausedAtWord):
@@ -307,7 +306,7 @@ import Testing
             }
             // Told words are in order, each once.
             let starts = told.compactMap { if case .word(let s, _) = $0 { s } else { nil } }
-            #expect(starts == Array(starts.indices), "words told once each, in order: \(starts) (seed \(seed))")
+            #expect(same(starts, Array(starts.indices)), "words told once each, in order: \(starts) (seed \(seed))")
         }
         // However it stands, a resume, the end of synthesis and playing out complete it.
         if outcome == nil {
@@ -319,9 +318,9 @@ import Testing
             model.snapshot()
             while outcome == nil, let report = model.nextReport(newest: false) { step(.progress(report)) }
         }
-        #expect(outcome == .completed, "completes once played out (seed \(seed))")
+        #expect(same(outcome, .completed), "completes once played out (seed \(seed))")
         let starts = told.compactMap { if case .word(let s, _) = $0 { s } else { nil } }
-        #expect(starts == tellable.map(\.start), "every word told exactly once (seed \(seed))")
+        #expect(same(starts, tellable.map(\.start)), "every word told exactly once (seed \(seed))")
     }
 }
 

@@ -45,11 +45,11 @@ import Testing
         await log.wait { $0.count(finished: 1) }
         let events = await log.events
         let id = UtteranceID(rawValue: 1)
-        #expect(events == [
+        #expect(same(events, [
             .started(id),
             .word(id, start: 0, length: 2), .word(id, start: 3, length: 4), .word(id, start: 8, length: 5),
             .finished(id, text: "un deux trois", reason: .spoken, message: nil),
-        ])
+        ]))
     }
 
     /// Ids are a counter taken from any task without a hop onto the actor: each once, from 1.
@@ -59,7 +59,7 @@ import Testing
             for _ in 0..<100 { group.addTask { coordinator.makeID().rawValue } }
             return await group.reduce(into: [UInt64]()) { $0.append($1) }
         }
-        #expect(ids.sorted() == Array(1...100))
+        #expect(same(ids.sorted(), Array(1...100)))
     }
 
     /// Each event comes with its item's owner, from the queue: nothing downstream keeps who owns what.
@@ -78,7 +78,7 @@ import Testing
             if case .finished = delivery.event { finished += 1 }
             if finished == 2 { break }
         }
-        #expect(owners == [1: [ClientID(rawValue: 7)], 2: [nil]])
+        #expect(same(owners, [1: [ClientID(rawValue: 7)], 2: [nil]]))
     }
 
     @Test func wordsAreReportedWhenHeardNotWhenSynthesised() async throws {
@@ -92,11 +92,11 @@ import Testing
         await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 0, length: 2)) }
         // Everything is synthesised at once, but nothing past the first word was heard yet.
         for _ in 0..<50 { await Task.yield() }
-        #expect(await log.events.filter { if case .word = $0 { true } else { false } }.count == 1)
+        #expect(same(await log.events.filter { if case .word = $0 { true } else { false } }.count, 1))
         output.advance(by: 150)
         await log.wait { $0.contains(.word(UtteranceID(rawValue: 1), start: 3, length: 4)) }
         await playOut(output, log, until: 1)
-        #expect(await log.events.last == .finished(UtteranceID(rawValue: 1), text: "un deux trois", reason: .spoken, message: nil))
+        #expect(same(await log.events.last, .finished(UtteranceID(rawValue: 1), text: "un deux trois", reason: .spoken, message: nil)))
     }
 
     @Test func interruptionCutsTheOutputBeforeTheNextItemBegins() async {
@@ -107,7 +107,7 @@ import Testing
         await coordinator.post(item(2, text: "quatre"))
         await hearStart(2, output, log)
         await playOut(output, log, until: 2)
-        #expect(await log.events.finishes().map(\.1) == [.interrupted, .spoken])
+        #expect(same(await log.events.finishes().map(\.1), [.interrupted, .spoken]))
         let trail = output.state.withLock { $0.log }
         #expect(trail.firstIndex(of: "cancel")! < trail.lastIndex(of: "begin")!)
     }
@@ -122,11 +122,11 @@ import Testing
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
         let heard = output.state.withLock { $0.played }
         output.advance(by: 1000)  // a paused server plays nothing
-        #expect(output.state.withLock { $0.played } == heard)
+        #expect(same(output.state.withLock { $0.played }, heard))
         #expect(await coordinator.resume())
         await playOut(output, log, until: 1)
-        #expect(output.state.withLock { $0.tracks } == 1, "resumed, not restarted")
-        #expect(await log.events.finishes().map(\.1) == [.spoken])
+        #expect(same(output.state.withLock { $0.tracks }, 1), "resumed, not restarted")
+        #expect(same(await log.events.finishes().map(\.1), [.spoken]))
     }
 
     @Test func wordPauseHoldsAtTheNextWordAndResumeGoesOnFromIt() async {
@@ -139,14 +139,14 @@ import Testing
         await log.wait { $0.contains(.word(id, start: 0, length: 2)) }
         #expect(await coordinator.pause(at: .word))
         while output.state.withLock({ $0.hold }) == nil { await Task.yield() }
-        #expect(output.state.withLock { $0.hold } == 100, "holds at the start of 'deux'")
+        #expect(same(output.state.withLock { $0.hold }, 100), "holds at the start of 'deux'")
         output.advance(by: 1000)
         await log.wait { $0.contains(.paused(id)) }
-        #expect(output.state.withLock { $0.played } == 100)
+        #expect(same(output.state.withLock { $0.played }, 100))
         #expect(await coordinator.resume())
         await playOut(output, log, until: 1)
         let words = await log.events.compactMap { if case .word(_, let start, _) = $0 { start } else { nil } }
-        #expect(words == [0, 3, 8])
+        #expect(same(words, [0, 3, 8]))
     }
 
     /// A word pause with no word boundary left: the item plays out, its `finished` is its last
@@ -164,12 +164,12 @@ import Testing
         output.advance(by: 1000)
         await log.wait { $0.contains(.queuePaused) }
         let events = await log.events
-        #expect(Array(events.suffix(2)) == [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused])
+        #expect(same(Array(events.suffix(2)), [.finished(id, text: "un deux", reason: .spoken, message: nil), .queuePaused]))
         #expect(!events.contains(.paused(id)))
-        #expect(await coordinator.status().state == .paused)
+        #expect(same(await coordinator.status().state, .paused))
         #expect(await coordinator.resume())
         await playOut(output, log, until: 2)
-        #expect(await log.events.finishes().map(\.1) == [.spoken, .spoken])
+        #expect(same(await log.events.finishes().map(\.1), [.spoken, .spoken]))
     }
 
     @Test func manyPausesAndResumesNeverWedge() async {
@@ -183,8 +183,8 @@ import Testing
         }
         for _ in 0..<20 { await Task.yield() }
         await playOut(output, log, until: 1)
-        #expect(await log.events.finishes().map(\.1) == [.spoken])
-        #expect(await coordinator.status().state == .idle)
+        #expect(same(await log.events.finishes().map(\.1), [.spoken]))
+        #expect(same(await coordinator.status().state, .idle))
     }
 
     /// A pause still on its way to the output when its item is stopped must not reach the next
@@ -215,8 +215,8 @@ import Testing
             output.fake.advance(by: 1000)
             await Task.yield()
         }
-        #expect(await log.events.finishes().map(\.1) == [.stopped, .spoken])
-        #expect(output.fake.state.withLock { $0.paused } == false, "the next item was corked by a stale pause")
+        #expect(same(await log.events.finishes().map(\.1), [.stopped, .spoken]))
+        #expect(same(output.fake.state.withLock { $0.paused }, false), "the next item was corked by a stale pause")
     }
 
     /// A word pause asked while the item is still being synthesised, then resumed, must leave no
@@ -260,7 +260,7 @@ import Testing
             output.fake.advance(by: 1000)
             await Task.yield()
         }
-        #expect(await log.events.finishes().map(\.1) == [.spoken], "\(output.fake.state.withLock { $0.log })")
+        #expect(same(await log.events.finishes().map(\.1), [.spoken]), "\(output.fake.state.withLock { $0.log })")
     }
 
     /// A coordinator on an engine that speaks when the test says and an output whose calls the test
@@ -290,7 +290,7 @@ import Testing
         engine.say(start: 0, length: 2)
         engine.finish()
         await playOut(output.fake, log, until: 1)
-        #expect(await log.events.finishes().map(\.1) == [.spoken])
+        #expect(same(await log.events.finishes().map(\.1), [.spoken]))
     }
 
     /// A stop that comes while the player hands a chunk to the output, not while it waits for the
@@ -308,7 +308,7 @@ import Testing
         #expect(await coordinator.stop())
         output.release()
         await log.wait { $0.count(finished: 1) }
-        #expect(engine.endedStreams == 1, "the synthesis was ended")
+        #expect(same(engine.endedStreams, 1), "the synthesis was ended")
     }
 
     @Test func engineFailureFinishesWithErrorAndTheNextItemStillSpeaks() async {
@@ -318,7 +318,7 @@ import Testing
         await coordinator.post(item(2, queued: true, text: "bien"))
         await log.wait { $0.count(finished: 2) }
         let events = await log.events
-        #expect(events.finishes().map(\.1) == [.error, .spoken])
+        #expect(same(events.finishes().map(\.1), [.error, .spoken]))
         #expect(events.contains(.finished(UtteranceID(rawValue: 1), text: "casse", reason: .error, message: "fake failure")))
     }
 
@@ -344,7 +344,7 @@ import Testing
         await hearStart(1, output, log)
         // 90 ms without progress: still waiting.
         await clock.run(for: .milliseconds(90), step: .milliseconds(5))
-        #expect(await log.finishedCount() == 0)
+        #expect(same(await log.finishedCount(), 0))
         // Past 100 ms the watchdog gives up on item 1, and item 2 plays.
         await clock.run(for: .milliseconds(30), step: .milliseconds(5))
         await hearStart(2, output, log)
@@ -353,7 +353,7 @@ import Testing
             await clock.run(for: .milliseconds(5), step: .milliseconds(5))
         }
         let events = await log.events
-        #expect(events.finishes().map(\.1) == [.error, .spoken])
+        #expect(same(events.finishes().map(\.1), [.error, .spoken]))
         #expect(events.contains {
             if case .finished(UtteranceID(rawValue: 1), _, .error, let message) = $0 { message?.contains("progress") == true } else { false }
         })
@@ -366,16 +366,16 @@ import Testing
         await coordinator.post(item(1, text: "un deux trois"))
         await hearStart(1, output, log)
         await clock.waitForSleeper()
-        #expect(clock.sleeperCount == 1, "the watchdog's deadline, while audio should move")
+        #expect(same(clock.sleeperCount, 1), "the watchdog's deadline, while audio should move")
         #expect(await coordinator.pause(at: .immediate))
         while !output.state.withLock({ $0.paused }) { await Task.yield() }
         // The deadline armed before the pause wakes once, finds nothing to do, and is not re-armed.
         clock.advance(by: .milliseconds(100))
         for _ in 0..<1000 { await Task.yield() }
-        #expect(clock.sleeperCount == 0, "a paused item must not tick")
+        #expect(same(clock.sleeperCount, 0), "a paused item must not tick")
         clock.advance(by: .seconds(60))
         for _ in 0..<1000 { await Task.yield() }
-        #expect(await log.finishedCount() == 0)
+        #expect(same(await log.finishedCount(), 0))
         #expect(await coordinator.resume())
         while output.state.withLock({ $0.paused }) { await Task.yield() }
         while await log.finishedCount() < 1 {
@@ -383,7 +383,7 @@ import Testing
             await clock.run(for: .milliseconds(5), step: .milliseconds(5))
         }
         let events = await log.events
-        #expect(events.finishes().map(\.1) == [.spoken], "\(events)")
+        #expect(same(events.finishes().map(\.1), [.spoken]), "\(events)")
     }
 
     @Test func aServerGoneLongerThanTheGraceFailsTheItem() async {
@@ -394,7 +394,7 @@ import Testing
         await hearStart(1, output, log)
         output.setConnected(false)
         await clock.run(for: .milliseconds(90), step: .milliseconds(5))
-        #expect(await log.finishedCount() == 0)
+        #expect(same(await log.finishedCount(), 0))
         await clock.run(for: .milliseconds(30), step: .milliseconds(5))
         await log.wait { $0.count(finished: 1) }
         let events = await log.events
@@ -412,12 +412,12 @@ import Testing
         await clock.run(for: .milliseconds(80), step: .milliseconds(5))
         output.setConnected(true)
         await clock.run(for: .milliseconds(80), step: .milliseconds(5))
-        #expect(await log.finishedCount() == 0)
+        #expect(same(await log.finishedCount(), 0))
         while await log.finishedCount() < 1 {
             output.advance(by: 50)
             await clock.run(for: .milliseconds(5), step: .milliseconds(5))
         }
-        #expect(await log.events.finishes().map(\.1) == [.spoken])
+        #expect(same(await log.events.finishes().map(\.1), [.spoken]))
     }
 
     @Test func screenChangePlaysTheEarconBeforeTheWords() async {
@@ -428,7 +428,7 @@ import Testing
         // 150 ms of earcon and 60 ms of gap at the fake's 1 kHz, then one 100-frame word. (Read into a
         // typed constant first: the comparison inside #expect took the type checker 4 s.)
         let appended: Int = output.state.withLock { $0.appended }
-        #expect(appended == 150 + 60 + 100)
+        #expect(same(appended, 150 + 60 + 100))
     }
 
     @Test func marksAreToldWhenHeardBetweenTheWordsAroundThem() async {
@@ -441,9 +441,9 @@ import Testing
         let id = UtteranceID(rawValue: 1)
         await coordinator.post(SpeechItem(id: id, kind: .announcement, utterance: utterance))
         await log.wait { $0.count(finished: 1) }
-        #expect(await log.events.dropFirst().dropLast() == [
+        #expect(same(await log.events.dropFirst().dropLast(), [
             .word(id, start: 0, length: 2), .mark(id, name: "milieu"), .word(id, start: 3, length: 4),
-        ])
+        ]))
     }
 
     @Test func statusReportsCurrentAndPending() async {
@@ -453,9 +453,9 @@ import Testing
         await coordinator.post(item(2, queued: true))
         await hearStart(1, output, log)
         let status = await coordinator.status()
-        #expect(status.state == .speaking)
-        #expect(status.current?.id.rawValue == 1)
-        #expect(status.pending.map(\.id.rawValue) == [2])
+        #expect(same(status.state, .speaking))
+        #expect(same(status.current?.id.rawValue, 1))
+        #expect(same(status.pending.map(\.id.rawValue), [2]))
     }
 
     @Test func shutDownFinishesEverythingAndRefusesNewItems() async {
@@ -466,9 +466,9 @@ import Testing
         await hearStart(1, output, log)
         await coordinator.shutDown()
         // Refused, not queued: the event stream has ended (the front end answers for it).
-        #expect(await coordinator.post(item(3)) == false)
+        #expect(same(await coordinator.post(item(3)), false))
         // The stream ends, and its last events are the `finished` of everything that was queued.
         await pump.value
-        #expect(await log.events.finishes().map(\.1) == [.stopped, .stopped])
+        #expect(same(await log.events.finishes().map(\.1), [.stopped, .stopped]))
     }
 }

@@ -76,9 +76,9 @@ struct PairRig {
         var rig = PairRig()
         let begun = rig.send(.begin(StreamFeedTests.format))
         #expect(effects(begun, on: .first).contains(.openStream(StreamFeedTests.format)))
-        #expect(effects(begun, on: .second) == [.openStream(StreamFeedTests.format)], "opened, nothing written")
+        #expect(same(effects(begun, on: .second), [.openStream(StreamFeedTests.format)]), "opened, nothing written")
         rig.makeReady()
-        #expect(rig.pair.current == .first)
+        #expect(same(rig.pair.current, .first))
         let written = rig.send(.append(StreamFeedTests.tone(4_800), rig.pair.trackID))
         #expect(writes(effects(written, on: .first)) == [0] && effects(written, on: .second).isEmpty)
         #expect(rig.model(.second).isCorked, "the other stream waits, corked")
@@ -93,8 +93,8 @@ struct PairRig {
         let begun = rig.send(.begin(StreamFeedTests.format))
         let new = rig.pair.trackID
         #expect(new != old)
-        #expect(rig.pair.current == .second)
-        #expect(writes(effects(begun, on: .first)) == [576], "the old track ramped down past where its server reads")
+        #expect(same(rig.pair.current, .second))
+        #expect(same(writes(effects(begun, on: .first)), [576]), "the old track ramped down past where its server reads")
         #expect(rig.pair.feed(.first).track == nil, "and cut")
         let written = rig.send(.append(StreamFeedTests.tone(4_800), new))
         let second = effects(written, on: .second)
@@ -114,10 +114,10 @@ struct PairRig {
         let old = rig.begin(appending: 4_800)
         rig.play(480, on: .first)
         let cut = rig.send(.cancel(old))
-        #expect(writes(effects(cut, on: .first)) == [576])
+        #expect(same(writes(effects(cut, on: .first)), [576]))
         #expect(effects(cut, on: .first).contains(.endProgress), "the cancelled track's progress ends")
         rig.send(.begin(StreamFeedTests.format))
-        #expect(rig.pair.current == .second)
+        #expect(same(rig.pair.current, .second))
     }
 
     /// After a track played to its end, the next plays on the same stream: nothing to cut.
@@ -132,7 +132,7 @@ struct PairRig {
         }
         #expect(rig.pair.feed(.first).isQuiet)
         rig.send(.begin(StreamFeedTests.format))
-        #expect(rig.pair.current == .first)
+        #expect(same(rig.pair.current, .first))
     }
 
     /// Two interrupts in a row: the third track goes back to the first stream once its ramp was
@@ -142,12 +142,12 @@ struct PairRig {
         _ = rig.begin(appending: 4_800)
         rig.play(480, on: .first)
         _ = rig.begin(appending: 4_800)
-        #expect(rig.pair.current == .second)
+        #expect(same(rig.pair.current, .second))
         rig.answerReadIndex(on: .second)
         rig.play(480, on: .second)
         #expect(!rig.pair.feed(.first).isQuiet, "the first stream's ramp not yet heard")
         rig.send(.begin(StreamFeedTests.format))
-        #expect(rig.pair.current == .second, "the cut and the new track on the same stream, as with one")
+        #expect(same(rig.pair.current, .second), "the cut and the new track on the same stream, as with one")
         #expect(rig.pair.feed(.second).track != nil)
     }
 
@@ -157,7 +157,7 @@ struct PairRig {
         rig.play(480, on: .first)
         let other = AudioFormat(sampleRate: 22_050, channels: 1)
         let begun = rig.send(.begin(other))
-        #expect(rig.pair.current == .first)
+        #expect(same(rig.pair.current, .first))
         #expect(effects(begun, on: .second).contains(.openStream(other)))
     }
 
@@ -173,14 +173,14 @@ struct PairRig {
         _ = old
         let cut = rig.send(.cancel(new))
         let after = cut.compactMap { if case .audible(let a) = $0.1 { a } else { nil } }
-        #expect(after.last == true, "the first stream's ramp may still play")
+        #expect(same(after.last, true), "the first stream's ramp may still play")
         for lane in StreamPair.Lane.allCases {
             rig.streams[lane.rawValue].play(48_000)
             rig.send(.timing, from: lane)
         }
         let heard = rig.send(.timing, from: .second)
         let last = (cut + heard).compactMap { if case .audible(let a) = $0.1 { a } else { nil } }.last
-        #expect(last == false, "silent once both ramps were heard")
+        #expect(same(last, false), "silent once both ramps were heard")
     }
 
     // MARK: Random runs
@@ -225,7 +225,7 @@ struct PairRig {
                 }
                 for (each, effect) in effects {
                     switch effect {
-                    case .publish, .endProgress: #expect(each == rig.pair.current, "progress from the other stream: \(context())")
+                    case .publish, .endProgress: #expect(same(each, rig.pair.current), "progress from the other stream: \(context())")
                     default: break
                     }
                 }

@@ -63,3 +63,20 @@ public struct VoiceCatalog: Sendable, Equatable {
         return best({ $0.hasPrefix(base + "-") })
     }
 }
+
+/// An engine's answers to `resolveVoice`, by the tag asked: every item asks, and the voices do not
+/// change under a running engine. Bounded, as a client can name any number of tags: past `limit`
+/// it starts again empty.
+public struct ResolvedVoices: Sendable {
+    public static let limit = 256
+    private var voices: [String: String] = [:]
+
+    public init() {}
+
+    public subscript(tag tag: String) -> String? { voices[tag] }
+
+    public mutating func remember(_ voice: String, for tag: String) {
+        if voices.count >= Self.limit { voices.removeAll() }
+        voices[tag] = voice
+    }
+}

@@ -14,7 +14,7 @@ public final class EspeakEngine: SpeechEngine {
     private let logger: Logger
     let worker: EspeakWorker
     /// `resolveVoice` answers by normalised tag.
-    private let resolved = Mutex<[String: String]>([:])
+    private let resolved = Mutex(ResolvedVoices())
     /// The installed voices, listed once: they do not change under a running process, and eSpeak
     /// reads every voice file to list them.
     private let listed = Mutex<[VoiceEntry]?>(nil)
@@ -76,13 +76,9 @@ public final class EspeakEngine: SpeechEngine {
 
     public func resolveVoice(language: String) async throws -> String {
         let tag = VoiceCatalog.normalize(language: language)
-        if let known = resolved.withLock({ $0[tag] }) { return known }
+        if let known = resolved.withLock({ $0[tag: tag] }) { return known }
         let voice = try VoiceCatalog(try await voiceEntries()).resolve(language: language)
-        resolved.withLock { cache in
-            // Bounded: a client can name any number of tags.
-            if cache.count >= 256 { cache.removeAll() }
-            cache[tag] = voice
-        }
+        resolved.withLock { $0.remember(voice, for: tag) }
         logger.debug("resolved voice", metadata: ["language": "\(language)", "voice": "\(voice)"])
         return voice
     }

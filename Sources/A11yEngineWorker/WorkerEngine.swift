@@ -22,7 +22,7 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     /// The installed voices, as the first worker listed them (or as the caller found them).
     let catalog: VoiceCatalog
     /// `resolveVoice`'s answers by the tag asked: the catalog does not change, and every item asks.
-    private let resolved = Mutex<[String: String]>([:])
+    private let resolved = Mutex(ResolvedVoices())
     let link: WorkerLink
 
     /// `A11YD_ENGINE_WORKER=PROGRAM` starts PROGRAM instead of a11yd itself (to test what happens
@@ -120,13 +120,9 @@ public final class WorkerEngine: SpeechEngine, PronunciationEngine {
     }
 
     public func resolveVoice(language: String) async throws -> String {
-        if let known = resolved.withLock({ $0[language] }) { return known }
+        if let known = resolved.withLock({ $0[tag: language] }) { return known }
         let voice = try catalog.resolve(language: language)
-        resolved.withLock { cache in
-            // Bounded: a client can name any number of tags.
-            if cache.count >= 256 { cache.removeAll() }
-            cache[language] = voice
-        }
+        resolved.withLock { $0.remember(voice, for: language) }
         return voice
     }
 

@@ -25,4 +25,16 @@ import Testing
     func base(_ text: String, _ base: String) {
         #expect(same(LanguageTag.base(text), base))
     }
+
+    /// An engine's answers by tag are kept, and a client naming ever new tags cannot grow them past
+    /// the bound.
+    @Test func resolvedVoicesAreKeptByTagAndBounded() {
+        var resolved = ResolvedVoices()
+        resolved.remember("fr", for: "fr-fr")
+        #expect(same(resolved[tag: "fr-fr"], "fr"))
+        #expect(resolved[tag: "fr"] == nil)
+        for n in 0..<ResolvedVoices.limit { resolved.remember("x", for: "x-\(n)") }
+        #expect(resolved[tag: "fr-fr"] == nil, "started again empty past the bound")
+        #expect(same(resolved[tag: "x-\(ResolvedVoices.limit - 1)"], "x"), "the last is kept")
+    }
 }

@@ -45,6 +45,13 @@ struct PairRig {
         return id
     }
 
+    /// A track playing on the first stream, 10 ms of it read; returns its id.
+    mutating func playing() -> TrackID {
+        let id = begin(appending: 4_800)
+        play(480, on: .first)
+        return id
+    }
+
     /// `lane`'s server plays `frames` and asks for more.
     mutating func play(_ frames: Int64, on lane: StreamPair.Lane) {
         streams[lane.rawValue].play(frames)
@@ -68,6 +75,11 @@ struct PairRig {
         }
     }
 
+    /// What the ducker is told, in order.
+    func audible(_ all: [(StreamPair.Lane, StreamFeed.Effect)]) -> [Bool] {
+        all.compactMap { if case .audible(let audible) = $0.1 { audible } else { nil } }
+    }
+
     func writes(_ effects: [StreamFeed.Effect]) -> [Int64?] {
         effects.compactMap { if case .write(_, _, let at) = $0 { at } else { nil } }
     }
@@ -88,8 +100,7 @@ struct PairRig {
     /// on the other, from its start, as on an idle stream (no wait for the ramp).
     @Test func aTrackBegunWhileAnotherPlaysStartsAtOnceOnTheOtherStream() {
         var rig = PairRig()
-        let old = rig.begin(appending: 4_800)
-        rig.play(480, on: .first)
+        let old = rig.playing()
         let begun = rig.send(.begin(StreamFeedTests.format))
         let new = rig.pair.trackID
         #expect(new != old)
@@ -111,8 +122,7 @@ struct PairRig {
     /// stream, the next begins on the other.
     @Test func aTrackBegunDuringTheLastOnesRampStartsOnTheOtherStream() {
         var rig = PairRig()
-        let old = rig.begin(appending: 4_800)
-        rig.play(480, on: .first)
+        let old = rig.playing()
         let cut = rig.send(.cancel(old))
         #expect(same(writes(effects(cut, on: .first)), [576]))
         #expect(effects(cut, on: .first).contains(.endProgress), "the cancelled track's progress ends")
@@ -139,8 +149,7 @@ struct PairRig {
     /// heard; while that ramp still plays, it follows the second's ramp on the second stream.
     @Test func whenTheOtherStreamStillPlaysItsRampTheTrackStaysOnTheCurrentOne() {
         var rig = PairRig()
-        _ = rig.begin(appending: 4_800)
-        rig.play(480, on: .first)
+        _ = rig.playing()
         _ = rig.begin(appending: 4_800)
         #expect(same(rig.pair.current, .second))
         rig.answerReadIndex(on: .second)
@@ -153,8 +162,7 @@ struct PairRig {
 
     @Test func anotherFormatStaysOnTheCurrentStreamAndTheOtherIsReopenedInIt() {
         var rig = PairRig()
-        _ = rig.begin(appending: 4_800)
-        rig.play(480, on: .first)
+        _ = rig.playing()
         let other = AudioFormat(sampleRate: 22_050, channels: 1)
         let begun = rig.send(.begin(other))
         #expect(same(rig.pair.current, .first))
@@ -164,23 +172,18 @@ struct PairRig {
     /// The ducker hears of speech while either stream is audible, and of silence once neither is.
     @Test func speechIsAudibleWhileEitherStreamIs() {
         var rig = PairRig()
-        let old = rig.begin(appending: 4_800)
-        rig.play(480, on: .first)
+        _ = rig.playing()
         let begun = rig.send(.begin(StreamFeedTests.format))
         let new = rig.pair.trackID
-        let audible = begun.compactMap { if case .audible(let a) = $0.1 { a } else { nil } }
-        #expect(audible.allSatisfy { $0 }, "the cut stream still plays its ramp: \(audible)")
-        _ = old
+        #expect(audible(begun).allSatisfy { $0 }, "the cut stream still plays its ramp: \(audible(begun))")
         let cut = rig.send(.cancel(new))
-        let after = cut.compactMap { if case .audible(let a) = $0.1 { a } else { nil } }
-        #expect(same(after.last, true), "the first stream's ramp may still play")
+        #expect(same(audible(cut).last, true), "the first stream's ramp may still play")
         for lane in StreamPair.Lane.allCases {
             rig.streams[lane.rawValue].play(48_000)
             rig.send(.timing, from: lane)
         }
         let heard = rig.send(.timing, from: .second)
-        let last = (cut + heard).compactMap { if case .audible(let a) = $0.1 { a } else { nil } }.last
-        #expect(same(last, false), "silent once both ramps were heard")
+        #expect(same(audible(cut + heard).last, false), "silent once both ramps were heard")
     }
 
     // MARK: Random runs
